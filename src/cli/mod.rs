@@ -1,0 +1,53 @@
+//! The command line: one file per subcommand, each a thin client of the library or the server socket.
+//!
+//! Every subcommand returns an exit code; errors are printed once, here, with their context chain.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod check;
+mod explain;
+mod record;
+mod replay;
+mod run;
+
+/// lookout: which of your AI coding agents is working, blocked, done or idle.
+#[derive(Debug, Parser)]
+#[command(name = "lookout", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Validate manifest files or directories; exit 1 on any error.
+    Check(check::Args),
+    /// Explain, offline, how a screen is classified: every rule, every region, the verdict.
+    Explain(explain::Args),
+    /// Run a command in a PTY and record it as an asciicast v2 file.
+    Record(record::Args),
+    /// Play a recording through the detection schedule and print the state timeline.
+    Replay(replay::Args),
+    /// Run a command in a PTY, transparently, and report its pane to the server.
+    Run(run::Args),
+}
+
+/// Parses the process arguments, runs the subcommand and turns its outcome into an exit code.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Check(args) => check::run(args),
+        Command::Explain(args) => explain::run(args),
+        Command::Record(args) => record::run(args),
+        Command::Replay(args) => replay::run(args),
+        Command::Run(args) => run::run(args),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("lookout: {err:#}");
+            ExitCode::from(2)
+        }
+    }
+}
