@@ -1,1 +1,10 @@
 //! The edge that touches terminals: PTY spawning and pass-through, asciicast files, process probes, tmux.
+
+pub mod asciicast;
+pub mod chord;
+pub mod marker_file;
+pub mod passthrough;
+mod pumps;
+pub mod queries;
+pub mod spawn;
+pub mod terminal;

@@ -1,0 +1,244 @@
+//! The pass-through loop behind `lookout run` and `lookout record`: the user's terminal drives a child in
+//! a PTY as if lookout were not there, and everything that passes is reported to a [`PaneSink`].
+//!
+//! stdin → child (every byte), child output → stdout, SIGWINCH → PTY resize, child exit → status. The
+//! outer terminal is raw while the child runs and is restored on every way out (return, panic, SIGTERM,
+//! SIGHUP). Touches stdin/stdout, the PTY handles it is given, signals, and an optional marker file.
+
+use crate::pty::chord::{ChordFilter, Piece};
+use crate::pty::marker_file::MarkerFile;
+use crate::pty::pumps::{self, Message};
+use crate::pty::queries::QueryResponder;
+use crate::pty::spawn::{ChildProcess, ExitStatus, Resizer, Spawned};
+use crate::pty::terminal::{self, RawModeGuard, WindowSize};
+use crossbeam_channel::{RecvTimeoutError, Sender};
+use nix::sys::signal::Signal;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Where the loop reports what passes through; `record` writes a cast, `run` will feed the server.
+///
+/// Times are measured from the start of the loop. Methods cannot fail: a sink that can (a full disk)
+/// keeps its first error and reports it when the loop is over, so the user's session is never cut short.
+pub trait PaneSink {
+    /// The child wrote `bytes` to its terminal.
+    fn output(&mut self, at: Duration, bytes: &[u8]);
+    /// `bytes` were typed into the child (by the user, or by lookout answering a query).
+    fn input(&mut self, at: Duration, bytes: &[u8]);
+    /// The child's terminal is now `cols` × `rows`.
+    fn resized(&mut self, at: Duration, cols: u16, rows: u16);
+    /// The user marked this moment with `label`.
+    fn marker(&mut self, at: Duration, label: &str);
+    /// The child ended.
+    fn exited(&mut self, at: Duration, status: ExitStatus);
+}
+
+/// What the loop does beyond plain pass-through.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Turn `Ctrl-]` chords on stdin into markers (see `chord`).
+    pub marker_chord: bool,
+    /// Turn lines appended to this file into markers.
+    pub marker_file: Option<PathBuf>,
+    /// When stdin is not a terminal, answer the child's terminal queries (see `queries`).
+    pub answer_queries: bool,
+}
+
+/// How often the loop checks for child exit and marker-file lines when nothing else happens.
+const TICK: Duration = Duration::from_millis(50);
+/// After the child exits, how long to keep draining output still in the PTY before giving up on it.
+const DRAIN: Duration = Duration::from_millis(500);
+/// After forwarding SIGTERM/SIGHUP/SIGQUIT, how long the child gets before it is killed.
+const GRACE: Duration = Duration::from_secs(3);
+
+/// Runs the pass-through loop until the child ends; returns how it ended.
+///
+/// `size` is the size the PTY was spawned with. Stdin is put in raw mode only when it is a terminal;
+/// otherwise its bytes are still passed on.
+pub fn run(
+    spawned: Spawned,
+    size: WindowSize,
+    options: &Options,
+    sink: &mut dyn PaneSink,
+) -> io::Result<ExitStatus> {
+    let tty = terminal::stdin_is_tty();
+    let raw = if tty {
+        Some(RawModeGuard::enter()?)
+    } else {
+        None
+    };
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let signal_handle = pumps::signals(tx.clone())?;
+    pumps::output(spawned.reader, tx.clone())?;
+    pumps::stdin(tx);
+    let typist = pumps::writer(spawned.writer)?;
+    let mut state = Loop {
+        start: Instant::now(),
+        raw,
+        size,
+        typist,
+        resizer: spawned.resizer,
+        child: spawned.child,
+        chord: options.marker_chord.then(ChordFilter::default),
+        marker_file: options.marker_file.clone().map(MarkerFile::new),
+        responder: (options.answer_queries && !tty).then(|| QueryResponder::new(size)),
+        kill_at: None,
+        sink,
+    };
+    let status = state.pump(&rx);
+    signal_handle.close();
+    let status = status?;
+    let at = state.start.elapsed();
+    state.sink.exited(at, status);
+    // Restore before returning so whatever the caller prints next lands on a cooked terminal.
+    if let Some(mut raw) = state.raw.take() {
+        raw.restore()?;
+    }
+    Ok(status)
+}
+
+struct Loop<'s> {
+    start: Instant,
+    raw: Option<RawModeGuard>,
+    size: WindowSize,
+    typist: Sender<Vec<u8>>,
+    resizer: Resizer,
+    child: ChildProcess,
+    chord: Option<ChordFilter>,
+    marker_file: Option<MarkerFile>,
+    responder: Option<QueryResponder>,
+    /// Set once a terminating signal was forwarded: when to stop waiting politely.
+    kill_at: Option<Instant>,
+    sink: &'s mut dyn PaneSink,
+}
+
+impl Loop<'_> {
+    fn pump(&mut self, rx: &crossbeam_channel::Receiver<Message>) -> io::Result<ExitStatus> {
+        let mut next_tick = Instant::now() + TICK;
+        loop {
+            match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
+                Ok(Message::Stdin(bytes)) => self.on_stdin(&bytes),
+                Ok(Message::Output(bytes)) => self.on_output(&bytes),
+                Ok(Message::Signal(signal)) => self.on_signal(signal),
+                // The terminal closed: the child is gone or about to be, so wait for it.
+                Ok(Message::OutputClosed) => return self.child.wait(),
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return self.child.wait(),
+            }
+            if Instant::now() >= next_tick {
+                next_tick = Instant::now() + TICK;
+                if let Some(status) = self.child.try_wait()? {
+                    self.drain(rx);
+                    return Ok(status);
+                }
+                self.on_tick()?;
+            }
+        }
+    }
+
+    /// Shows output the child wrote just before exiting; a background process still holding the PTY
+    /// open must not keep lookout alive, hence the bound.
+    fn drain(&mut self, rx: &crossbeam_channel::Receiver<Message>) {
+        let deadline = Instant::now() + DRAIN;
+        while let Ok(message) = rx.recv_deadline(deadline) {
+            match message {
+                Message::Output(bytes) => self.on_output(&bytes),
+                Message::OutputClosed => return,
+                Message::Stdin(_) | Message::Signal(_) => {}
+            }
+        }
+    }
+
+    fn at(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    fn type_into_child(&mut self, bytes: Vec<u8>) {
+        self.sink.input(self.at(), &bytes);
+        // A closed channel means the child's terminal is gone; the exit path reports that.
+        let _ = self.typist.send(bytes);
+    }
+
+    fn on_stdin(&mut self, bytes: &[u8]) {
+        let Some(chord) = self.chord.as_mut() else {
+            self.type_into_child(bytes.to_vec());
+            return;
+        };
+        for piece in chord.feed(bytes) {
+            match piece {
+                Piece::Bytes(bytes) => self.type_into_child(bytes),
+                Piece::Marker(label) => self.sink.marker(self.at(), label),
+            }
+        }
+    }
+
+    fn on_output(&mut self, bytes: &[u8]) {
+        self.sink.output(self.at(), bytes);
+        let mut stdout = io::stdout().lock();
+        // The outer terminal may be gone (SIGHUP); the child and the recording carry on regardless.
+        let _ = stdout.write_all(bytes).and_then(|()| stdout.flush());
+        drop(stdout);
+        let replies = self
+            .responder
+            .as_mut()
+            .map(|r| r.feed(bytes))
+            .unwrap_or_default();
+        if !replies.is_empty() {
+            self.type_into_child(replies);
+        }
+    }
+
+    fn on_signal(&mut self, signal: i32) {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
+        match signal {
+            SIGWINCH => self.follow_outer_size(),
+            // In raw mode Ctrl-C is a byte; a SIGINT here came from outside (or a headless ^C): pass it on.
+            SIGINT => {
+                let _ = self.child.signal(Signal::SIGINT);
+            }
+            SIGTERM | SIGHUP | SIGQUIT => {
+                // Restore first: if anything below goes wrong, the user still gets their terminal back.
+                if let Some(mut raw) = self.raw.take() {
+                    let _ = raw.restore();
+                }
+                if let Ok(forward) = Signal::try_from(signal) {
+                    let _ = self.child.signal(forward);
+                }
+                self.kill_at.get_or_insert(Instant::now() + GRACE);
+            }
+            _ => {}
+        }
+    }
+
+    fn follow_outer_size(&mut self) {
+        let Some(size) = terminal::window_size() else {
+            return;
+        };
+        if size == self.size {
+            return;
+        }
+        self.size = size;
+        if self.resizer.resize(size).is_ok() {
+            if let Some(responder) = self.responder.as_mut() {
+                responder.resize(size);
+            }
+            self.sink.resized(self.at(), size.cols, size.rows);
+        }
+    }
+
+    fn on_tick(&mut self) -> io::Result<()> {
+        if let Some(markers) = self.marker_file.as_mut() {
+            // An unreadable marker file must not end the session; it simply yields no markers.
+            let labels = markers.poll().unwrap_or_default();
+            for label in labels {
+                self.sink.marker(self.at(), &label);
+            }
+        }
+        if self.kill_at.is_some_and(|at| Instant::now() >= at) {
+            self.kill_at = None;
+            self.child.signal(Signal::SIGKILL)?;
+        }
+        Ok(())
+    }
+}
