@@ -1,4 +1,40 @@
-//! lookout: the detection core (an ECS world of panes) and the tools around it.
+#![doc = include_str!("../README.md")]
 
 pub mod cli;
+pub mod components;
+pub mod event;
+pub mod manifest;
+pub mod panes;
 pub mod pty;
+pub mod report;
+pub mod resources;
+pub mod rules;
+pub mod schedule;
+pub mod systems;
+
+pub use schedule::{DetectionSystems, Tick, build_schedule};
+
+use bevy_ecs::world::World;
+use manifest::Catalog;
+use resources::*;
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+/// Builds the detection world: every resource inserted, the `Tick` schedule added. The server,
+/// the tools, the tests and the benches all start here. The clock starts at "now"; an embedder
+/// sets `Clock` before each tick.
+pub fn world(catalog: Arc<Catalog>) -> World {
+    let mut world = World::new();
+    world.insert_resource(Manifests(catalog));
+    world.insert_resource(Clock::at(Instant::now(), SystemTime::now()));
+    world.insert_resource(PaneIndex::default());
+    world.insert_resource(OutputInbox::default());
+    world.insert_resource(ProcessInbox::default());
+    world.insert_resource(ReportInbox::default());
+    world.insert_resource(SeenInbox::default());
+    world.insert_resource(HeldReports::default());
+    world.insert_resource(EventOutbox::default());
+    world.insert_resource(EventCounter::default());
+    world.add_schedule(build_schedule());
+    world
+}

@@ -1,0 +1,46 @@
+//! `Cause`: why something changed — a screen rule, a hook source, a process exit, or `seen`.
+//! A value carried by `Lifecycle`, `Attention`, `Labels`, `Verdict` and every event; not a component.
+
+use std::sync::Arc;
+
+/// Why a state, flag or label changed (§6).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Cause {
+    /// A screen rule won: its id.
+    Screen(Arc<str>),
+    /// A hook source reported.
+    Hook(Arc<str>),
+    /// The pane's process exited or was replaced.
+    ProcessExited,
+    /// The embedder said the pane was seen.
+    Seen,
+}
+
+impl Cause {
+    /// Parses the wire form (`screen:<id>`, `hook:<source>`, `process:exited`, `seen`).
+    pub fn parse(text: &str) -> Option<Cause> {
+        if text == "process:exited" {
+            return Some(Cause::ProcessExited);
+        }
+        if text == "seen" {
+            return Some(Cause::Seen);
+        }
+        let (kind, rest) = text.split_once(':')?;
+        match kind {
+            "screen" => Some(Cause::Screen(Arc::from(rest))),
+            "hook" => Some(Cause::Hook(Arc::from(rest))),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Cause {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Cause::Screen(rule) => write!(f, "screen:{rule}"),
+            Cause::Hook(source) => write!(f, "hook:{source}"),
+            Cause::ProcessExited => f.write_str("process:exited"),
+            Cause::Seen => f.write_str("seen"),
+        }
+    }
+}

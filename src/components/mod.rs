@@ -1,0 +1,40 @@
+//! Components: one noun per file, one fact each. Panes are entities holding these.
+//!
+//! Every component has exactly one writing stage (spawning aside):
+//!
+//! | component       | written by (stage)                         | read by                                  |
+//! |-----------------|--------------------------------------------|------------------------------------------|
+//! | `PaneId`        | spawn                                      | every stage, the embedder                |
+//! | `Screen`        | `ingest_output` (Ingest)                   | `evaluate_rules`, explain                |
+//! | `Title`         | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
+//! | `Progress`      | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
+//! | `HookedProcess` | `ingest_processes`, `ingest_hooks` (Ingest)| identify, evaluate, resolve, the embedder|
+//! | `AgentKind`     | `identify_agents` (Ingest)                 | hooks, evaluate, resolve, transitions    |
+//! | `HookEvidence`  | `ingest_hooks` (Ingest)                    | `resolve_priority`, `emit_events`        |
+//! | `ScreenVerdict`, `Wake` | `evaluate_rules` (Evaluate)        | `resolve_priority`                       |
+//! | `Verdict`       | `resolve_priority` (Resolve)               | `apply_transitions`                      |
+//! | `Lifecycle`, `Attention`, `Labels`, `Settling` | `apply_transitions` (Transition) | `emit_events`, the embedder |
+
+mod agent_kind;
+mod attention;
+mod cause;
+mod hooked_process;
+mod labels;
+mod lifecycle;
+mod pane_id;
+mod progress;
+mod screen;
+mod title;
+mod verdict;
+
+pub use agent_kind::AgentKind;
+pub use attention::{Attention, Flag};
+pub use cause::Cause;
+pub use hooked_process::{Generation, HookedProcess, Presence};
+pub use labels::Labels;
+pub use lifecycle::{Lifecycle, LifecycleState, Settling};
+pub use pane_id::PaneId;
+pub use progress::Progress;
+pub use screen::{Osc, Screen};
+pub use title::Title;
+pub use verdict::{Decision, HookClaim, HookEvidence, LabelSet, ScreenVerdict, Verdict, Wake};

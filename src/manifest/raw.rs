@@ -1,0 +1,107 @@
+//! The manifest file as written: plain serde structs, no validation beyond types and known keys.
+//!
+//! `deny_unknown_fields` everywhere so a typo is an error, never a silently ignored rule (§2.1).
+//! Compilation into matchers happens in [`super::compile`]; nothing here touches regexes.
+
+use serde::Deserialize;
+
+/// One or several strings: `regex = "x"` and `regex = ["x", "y"]` are both accepted.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// A single string.
+    One(String),
+    /// A list of strings.
+    Many(Vec<String>),
+}
+
+impl OneOrMany {
+    /// The strings, in order.
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            OneOrMany::One(s) => vec![s],
+            OneOrMany::Many(v) => v,
+        }
+    }
+}
+
+/// A whole manifest file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawManifest {
+    /// The agent kind the rules describe.
+    pub kind: String,
+    /// Drop every manifest of this kind loaded before this file.
+    #[serde(default, rename = "override")]
+    pub override_earlier: bool,
+    /// How a process is recognised as this kind.
+    pub identify: Option<RawIdentify>,
+    /// Hook policy.
+    pub hooks: Option<RawHooks>,
+    /// Settling.
+    pub timing: Option<RawTiming>,
+    /// Screen rules, in declaration order.
+    #[serde(default)]
+    pub screen: Vec<RawRule>,
+}
+
+/// `[identify]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawIdentify {
+    /// Executable names (basename of argv[0], of `comm`, or of an interpreter's script).
+    #[serde(default)]
+    pub process: Vec<String>,
+}
+
+/// `[hooks]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    /// `dominate` or `evidence`.
+    pub policy: Option<String>,
+}
+
+/// `[timing]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawTiming {
+    /// How long an idle verdict must hold before it ends `working` (ms; 0 disables).
+    pub idle_settle_ms: Option<u64>,
+}
+
+/// One `[[screen]]` rule.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawRule {
+    /// Unique within the file.
+    pub id: String,
+    /// `working`, `blocked`, `idle` or `skip`.
+    pub state: String,
+    /// Which slice of the screen the rule reads.
+    pub region: Option<String>,
+    /// Rows for `bottom`/`top`.
+    pub lines: Option<i64>,
+    /// Any one matching fires the rule.
+    pub regex: Option<OneOrMany>,
+    /// Any one occurring (case-insensitively) fires the rule.
+    pub contains: Option<OneOrMany>,
+    /// Every one must also match.
+    pub all: Option<OneOrMany>,
+    /// None may match.
+    pub unless: Option<OneOrMany>,
+    /// None may match below the primary hit.
+    pub unless_below: Option<OneOrMany>,
+    /// Higher wins.
+    pub priority: Option<i64>,
+    /// The screen has been still for at least this long.
+    pub quiet_ms: Option<u64>,
+    /// The screen changed within this long.
+    pub changed_within_ms: Option<u64>,
+    /// The pane is (not) on the alternate screen.
+    pub alternate_screen: Option<bool>,
+    /// A spinner glyph is (not) present in the region.
+    pub spinner: Option<bool>,
+    /// Positive idle evidence: skip settling.
+    pub settled: Option<bool>,
+}

@@ -1,0 +1,221 @@
+//! The embedder's side of the world: open and close panes, queue what happened, read states.
+//!
+//! These run between ticks (never inside one) and only touch the world through its public
+//! resources and components; the schedule does the rest.
+
+use crate::components::*;
+use crate::event::rfc3339;
+use crate::manifest::HookPolicy;
+use crate::resources::*;
+use crate::rules::Explanation;
+use bevy_ecs::prelude::*;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// A pane's state as the wire and the store show it (§8.2).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct PaneState {
+    /// The pane id.
+    pub pane: String,
+    /// Its agent kind, if known.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub kind: Option<String>,
+    /// idle / working / blocked / done.
+    pub lifecycle: LifecycleState,
+    /// The agent waits for an answer.
+    pub input_required: bool,
+    /// A finished turn nobody has seen.
+    pub unread: bool,
+    /// Labels from the last turn-end.
+    pub labels: Vec<String>,
+    /// Why the lifecycle last changed (`screen:<rule>`, `hook:<source>`, `process:exited`).
+    pub cause: Option<String>,
+    /// Since when (RFC 3339 UTC).
+    pub since: String,
+    /// The process generation.
+    pub generation: u64,
+    /// A hook has spoken for this generation.
+    pub hooked: bool,
+}
+
+/// What to restore when a pane comes back under the same id (§7).
+#[derive(Debug, Clone, Default)]
+pub struct Restore {
+    /// Lifecycle.
+    pub lifecycle: LifecycleState,
+    /// Since when.
+    pub since: Option<SystemTime>,
+    /// The cause of the lifecycle.
+    pub cause: Option<Cause>,
+    /// `input_required`, with its raiser.
+    pub input_required: Option<Cause>,
+    /// `unread`, with its raiser.
+    pub unread: Option<Cause>,
+    /// Labels.
+    pub labels: Vec<String>,
+}
+
+/// The pane already exists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneExists;
+
+/// No pane has that id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownPane;
+
+/// Opens a pane (`pane.open`). `kind`: named by the embedder (identification never overrides it).
+pub fn open_pane(
+    world: &mut World,
+    id: &str,
+    rows: u16,
+    cols: u16,
+    kind: Option<&str>,
+    restore: Option<Restore>,
+) -> Result<Entity, PaneExists> {
+    if world.resource::<PaneIndex>().get(id).is_some() {
+        return Err(PaneExists);
+    }
+    let clock = *world.resource::<Clock>();
+    let agent = match kind {
+        Some(name) => AgentKind {
+            name: Some(Arc::from(name)),
+            id: world.resource::<Manifests>().0.kind_id(name),
+            named: true,
+        },
+        None => AgentKind::default(),
+    };
+    let restore = restore.unwrap_or_default();
+    let lifecycle = Lifecycle {
+        state: restore.lifecycle,
+        prev: restore.lifecycle,
+        since: restore.since.unwrap_or(clock.wall),
+        cause: restore.cause,
+    };
+    let flags = (restore.input_required.is_some(), restore.unread.is_some());
+    let attention = Attention { input_required: restore.input_required, unread: restore.unread, prev: flags, cause: None };
+    let labels = Labels { labels: restore.labels, ..Labels::default() };
+    let pane = PaneId::new(id);
+    let entity = world
+        .spawn((
+            (pane.clone(), Screen::new(rows, cols), Title::default(), Progress::default(), agent),
+            (HookedProcess::default(), HookEvidence::default(), ScreenVerdict::default(), Wake::default()),
+            (Verdict::default(), lifecycle, attention, labels, Settling::default()),
+        ))
+        .id();
+    world.resource_mut::<PaneIndex>().0.insert(pane, entity);
+    Ok(entity)
+}
+
+/// Closes a pane (`pane.close`): it is forgotten; its events stay wherever they were sent.
+pub fn close_pane(world: &mut World, id: &str) -> Result<(), UnknownPane> {
+    let entity = world.resource_mut::<PaneIndex>().0.remove(&PaneId::new(id)).ok_or(UnknownPane)?;
+    world.despawn(entity);
+    Ok(())
+}
+
+fn entity(world: &World, id: &str) -> Result<Entity, UnknownPane> {
+    world.resource::<PaneIndex>().get(id).ok_or(UnknownPane)
+}
+
+/// Queues PTY output for the next tick.
+pub fn feed(world: &mut World, id: &str, bytes: &[u8]) -> Result<(), UnknownPane> {
+    entity(world, id)?;
+    world.resource_mut::<OutputInbox>().bytes(id, bytes);
+    Ok(())
+}
+
+/// Queues a resize for the next tick.
+pub fn resize(world: &mut World, id: &str, rows: u16, cols: u16) -> Result<(), UnknownPane> {
+    entity(world, id)?;
+    world.resource_mut::<OutputInbox>().resize(id, rows, cols);
+    Ok(())
+}
+
+/// Queues a process event; returns the generation the pane will be in once it is applied.
+pub fn process(world: &mut World, id: &str, event: ProcessEvent) -> Result<Generation, UnknownPane> {
+    let e = entity(world, id)?;
+    let current = world.get::<HookedProcess>(e).map_or(0, |p| p.generation.0);
+    let pending = world
+        .resource::<ProcessInbox>()
+        .0
+        .iter()
+        .filter(|(p, ev)| &**p == id && matches!(ev, ProcessEvent::Started { .. }))
+        .count() as u64;
+    let started = u64::from(matches!(event, ProcessEvent::Started { .. }));
+    world.resource_mut::<ProcessInbox>().0.push((Arc::from(id), event));
+    Ok(Generation(current + pending + started))
+}
+
+/// Queues `pane.seen` (clears `unread` on the next tick).
+pub fn seen(world: &mut World, id: &str) -> Result<(), UnknownPane> {
+    entity(world, id)?;
+    world.resource_mut::<SeenInbox>().0.push(Arc::from(id));
+    Ok(())
+}
+
+/// Queues a hook report; its answer arrives on the outbox with the returned ticket.
+pub fn report(world: &mut World, report: crate::report::Report) -> Ticket {
+    world.resource_mut::<ReportInbox>().push(report)
+}
+
+/// The pane's state now.
+pub fn state(world: &World, id: &str) -> Result<PaneState, UnknownPane> {
+    let e = entity(world, id)?;
+    let get = world.entity(e);
+    let (Some(kind), Some(lc), Some(att), Some(labels), Some(process)) = (
+        get.get::<AgentKind>(),
+        get.get::<Lifecycle>(),
+        get.get::<Attention>(),
+        get.get::<Labels>(),
+        get.get::<HookedProcess>(),
+    ) else {
+        return Err(UnknownPane);
+    };
+    Ok(PaneState {
+        pane: id.to_owned(),
+        kind: kind.name.as_deref().map(str::to_owned),
+        lifecycle: lc.state,
+        input_required: att.input_required.is_some(),
+        unread: att.unread.is_some(),
+        labels: labels.labels.clone(),
+        cause: lc.cause.as_ref().map(ToString::to_string),
+        since: rfc3339(lc.since),
+        generation: process.generation.0,
+        hooked: process.hooked,
+    })
+}
+
+/// Every pane's state, ordered by id.
+pub fn states(world: &World) -> Vec<PaneState> {
+    let mut ids: Vec<&PaneId> = world.resource::<PaneIndex>().0.keys().collect();
+    ids.sort();
+    ids.iter().filter_map(|id| state(world, id.as_str()).ok()).collect()
+}
+
+/// `agent.explain`: the pane's rules evaluated on its screen now, plus hook status and policy.
+pub fn explain(world: &World, id: &str) -> Result<(PaneState, Option<Explanation>, HookPolicy), UnknownPane> {
+    let st = state(world, id)?;
+    let e = entity(world, id)?;
+    let get = world.entity(e);
+    let clock = *world.resource::<Clock>();
+    let catalog = &world.resource::<Manifests>().0;
+    let rules = get.get::<AgentKind>().and_then(|k| k.id).and_then(|id| catalog.kind(id));
+    let policy = rules.map(|k| k.policy).unwrap_or_default();
+    let explanation = match (rules, get.get::<Screen>(), get.get::<Title>(), get.get::<Progress>()) {
+        (Some(rules), Some(screen), Some(title), Some(progress)) => Some(rules.explain(&crate::rules::Look {
+            screen: screen.screen(),
+            title: &title.0,
+            progress: &progress.0,
+            changed_at: screen.changed_at,
+            now: clock.now,
+        })),
+        _ => None,
+    };
+    Ok((st, explanation, policy))
+}
+
+/// The pane's visible screen text.
+pub fn screen_text(world: &World, id: &str) -> Result<String, UnknownPane> {
+    let e = entity(world, id)?;
+    world.get::<Screen>(e).map(Screen::text).ok_or(UnknownPane)
+}

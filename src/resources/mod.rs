@@ -1,0 +1,14 @@
+//! Resources: what is not per pane — the clock, the compiled manifests, the inboxes the embedder
+//! fills, the outbox it drains, and the pane index.
+
+mod clock;
+mod inbox;
+mod manifests;
+mod outbox;
+mod pane_index;
+
+pub use clock::Clock;
+pub use inbox::{HeldReport, HeldReports, Output, OutputInbox, ProcessEvent, ProcessInbox, ReportInbox, SeenInbox, Ticket};
+pub use manifests::Manifests;
+pub use outbox::{EventOutbox, EventCounter};
+pub use pane_index::PaneIndex;

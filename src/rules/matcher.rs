@@ -1,0 +1,302 @@
+//! Rule evaluation over one screen: each region's text is built once, each region is scanned once
+//! by its combined automaton, then rules are checked in priority order and the first that fires
+//! wins (the order was fixed at load, so ties are already resolved).
+
+use super::regions::{Rows, has_spinner, region_text};
+use crate::manifest::{KindRules, Rule, RuleState};
+use regex::SetMatches;
+use std::time::Instant;
+
+/// What one evaluation looks at.
+pub struct Look<'a> {
+    /// The pane's visible screen.
+    pub screen: &'a vt100::Screen,
+    /// The OSC 0/2 title.
+    pub title: &'a str,
+    /// The latest OSC 9;4 payload.
+    pub progress: &'a str,
+    /// When the screen last changed (`None`: unknown, so no time condition holds).
+    pub changed_at: Option<Instant>,
+    /// The tick's time.
+    pub now: Instant,
+}
+
+/// The result of one evaluation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Outcome {
+    /// Index of the winning rule in [`KindRules::rules`].
+    pub winner: Option<usize>,
+    /// When a time condition may next change its answer.
+    pub wake: Option<Instant>,
+}
+
+/// How primary patterns are matched: the combined automaton per region, or one regex per rule
+/// (kept as the in-run baseline for the benches).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// One `RegexSet` pass per region.
+    Combined,
+    /// Each rule's regexes, in priority order, with early exit.
+    PerRule,
+}
+
+/// One rule as `explain` shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct RuleReport {
+    /// Rule id.
+    pub id: String,
+    /// The file it came from.
+    pub file: String,
+    /// What it says.
+    pub state: String,
+    /// Its priority.
+    pub priority: i64,
+    /// The region it reads.
+    pub region: String,
+    /// Whether all its conditions held.
+    pub fired: bool,
+    /// The text its primary pattern matched, if it did.
+    pub matched: Option<String>,
+}
+
+/// Everything `explain` prints: every region's text, every rule, the winner.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Explanation {
+    /// Region name → text.
+    pub regions: Vec<(String, String)>,
+    /// Rules in evaluation order.
+    pub rules: Vec<RuleReport>,
+    /// The winning rule's id.
+    pub winner: Option<String>,
+    /// The winning rule's state.
+    pub verdict: Option<String>,
+}
+
+/// Region texts and set matches of one evaluation, each built at most once.
+struct Texts<'a> {
+    rows: Rows<'a>,
+    look: &'a Look<'a>,
+    texts: Vec<Option<String>>,
+    sets: Vec<Option<SetMatches>>,
+}
+
+impl<'a> Texts<'a> {
+    fn new(look: &'a Look<'a>, regions: usize) -> Self {
+        Texts {
+            rows: Rows::new(look.screen),
+            look,
+            texts: vec![None; regions],
+            sets: vec![None; regions],
+        }
+    }
+
+    fn text(&mut self, kind: &KindRules, region: usize) -> &str {
+        let Texts { rows, look, texts, .. } = self;
+        texts[region]
+            .get_or_insert_with(|| region_text(rows, kind.regions[region], look.title, look.progress))
+    }
+
+    fn set_hit(&mut self, kind: &KindRules, rule: &Rule) -> bool {
+        if self.sets[rule.region].is_none() {
+            let matches = kind.sets[rule.region].matches(self.text(kind, rule.region));
+            self.sets[rule.region] = Some(matches);
+        }
+        let Some(matches) = &self.sets[rule.region] else { return false };
+        rule.set_patterns.clone().any(|i| matches.matched(i))
+    }
+}
+
+impl KindRules {
+    /// The winning rule for this screen, by the combined automaton.
+    pub fn evaluate(&self, look: &Look<'_>) -> Outcome {
+        self.evaluate_with(look, Strategy::Combined)
+    }
+
+    /// The winning rule for this screen, by the given strategy (same answer, different cost).
+    pub fn evaluate_with(&self, look: &Look<'_>, strategy: Strategy) -> Outcome {
+        let mut texts = Texts::new(look, self.regions.len());
+        let winner = (0..self.rules.len()).find(|&i| self.fires(i, &mut texts, strategy).is_some());
+        Outcome { winner, wake: self.wake(look) }
+    }
+
+    /// Every region, every rule, fired or not, and the winner: what `explain` prints.
+    pub fn explain(&self, look: &Look<'_>) -> Explanation {
+        let mut texts = Texts::new(look, self.regions.len());
+        let regions =
+            (0..self.regions.len()).map(|i| (self.regions[i].name(), texts.text(self, i).to_owned())).collect();
+        let mut winner = None;
+        let rules = (0..self.rules.len())
+            .map(|i| {
+                let rule = &self.rules[i];
+                let fired = self.fires(i, &mut texts, Strategy::PerRule);
+                if fired.is_some() && winner.is_none() {
+                    winner = Some(i);
+                }
+                RuleReport {
+                    id: rule.id.to_string(),
+                    file: rule.file.to_string(),
+                    state: state_name(rule.spec.state).into(),
+                    priority: rule.spec.priority,
+                    region: self.regions[rule.region].name(),
+                    fired: fired.is_some(),
+                    matched: fired.flatten(),
+                }
+            })
+            .collect();
+        Explanation {
+            regions,
+            rules,
+            winner: winner.map(|i| self.rules[i].id.to_string()),
+            verdict: winner.map(|i| state_name(self.rules[i].spec.state).to_owned()),
+        }
+    }
+
+    /// `Some(matched text)` when rule `i` fires; cheap conditions first, regions only on demand.
+    fn fires(&self, i: usize, texts: &mut Texts<'_>, strategy: Strategy) -> Option<Option<String>> {
+        let rule = &self.rules[i];
+        let spec = &rule.spec;
+        let look = texts.look;
+        if spec.alternate_screen.is_some_and(|alt| look.screen.alternate_screen() != alt) {
+            return None;
+        }
+        let elapsed = look.changed_at.map(|t| look.now.saturating_duration_since(t));
+        if spec.quiet.is_some_and(|q| !elapsed.is_some_and(|e| e >= q)) {
+            return None;
+        }
+        if spec.changed_within.is_some_and(|w| !elapsed.is_some_and(|e| e < w)) {
+            return None;
+        }
+        if !spec.primary_re.is_empty() {
+            let hit = match strategy {
+                Strategy::Combined => texts.set_hit(self, rule),
+                Strategy::PerRule => {
+                    let text = texts.text(self, rule.region);
+                    spec.primary_re.iter().any(|re| re.is_match(text))
+                }
+            };
+            if !hit {
+                return None;
+            }
+        }
+        let text = texts.text(self, rule.region);
+        if !spec.all.iter().all(|re| re.is_match(text)) || spec.unless.iter().any(|re| re.is_match(text)) {
+            return None;
+        }
+        let last_hit_end = spec.primary_re.iter().filter_map(|re| re.find_iter(text).last()).map(|m| m.end()).max();
+        if !spec.unless_below.is_empty() {
+            if let Some(end) = last_hit_end {
+                let below = text[end..].split_once('\n').map_or("", |(_, rest)| rest);
+                if spec.unless_below.iter().any(|re| re.is_match(below)) {
+                    return None;
+                }
+            }
+        }
+        if spec.spinner.is_some_and(|want| has_spinner(text) != want) {
+            return None;
+        }
+        let matched = spec.primary_re.iter().find_map(|re| re.find(text)).map(|m| m.as_str().to_owned());
+        Some(matched)
+    }
+
+    /// The next instant at which a `quiet_ms`/`changed_within_ms` condition flips.
+    fn wake(&self, look: &Look<'_>) -> Option<Instant> {
+        let changed = look.changed_at?;
+        self.time_thresholds.iter().map(|d| changed + *d).find(|t| *t > look.now)
+    }
+}
+
+/// The manifest name of a rule state.
+pub fn state_name(state: RuleState) -> &'static str {
+    match state {
+        RuleState::Working => "working",
+        RuleState::Blocked => "blocked",
+        RuleState::Idle => "idle",
+        RuleState::Skip => "skip",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::manifest::Catalog;
+    use std::time::Duration;
+
+    fn kind(rules: &str) -> Catalog {
+        let (c, e) = Catalog::load([("t.toml", format!("kind='k'\n{rules}"))]);
+        assert!(e.is_empty(), "{e:?}");
+        c
+    }
+
+    fn parser(text: &str, alternate: bool) -> vt100::Parser {
+        let mut p = vt100::Parser::new(
+            std::num::NonZeroU16::new(12).expect("rows"),
+            std::num::NonZeroU16::new(60).expect("cols"),
+            0,
+        );
+        if alternate {
+            p.process(b"\x1b[?1049h");
+        }
+        p.process(text.replace('\n', "\r\n").as_bytes());
+        p
+    }
+
+    fn winner(c: &Catalog, text: &str, changed_ago: Option<u64>, alternate: bool) -> Option<String> {
+        let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
+        let p = parser(text, alternate);
+        let now = Instant::now() + Duration::from_secs(100);
+        let look = Look {
+            screen: p.screen(),
+            title: "✳ Claude",
+            progress: "",
+            changed_at: changed_ago.map(|ms| now - Duration::from_millis(ms)),
+            now,
+        };
+        let a = k.evaluate_with(&look, Strategy::Combined).winner;
+        let b = k.evaluate_with(&look, Strategy::PerRule).winner;
+        assert_eq!(a, b, "strategies disagree");
+        assert_eq!(k.explain(&look).winner, a.map(|i| k.rules[i].id.to_string()));
+        a.map(|i| k.rules[i].id.to_string())
+    }
+
+    #[test]
+    fn priority_and_no_match() {
+        let c = kind("[[screen]]\nid='w'\nstate='working'\ncontains='esc to interrupt'\n[[screen]]\nid='b'\nstate='blocked'\nregex='^ *1\\. Yes'\npriority=10");
+        assert_eq!(winner(&c, "Do it?\n 1. Yes\n esc to interrupt", None, false).as_deref(), Some("b"));
+        assert_eq!(winner(&c, "(ESC to interrupt)", None, false).as_deref(), Some("w"));
+        assert_eq!(winner(&c, "nothing here", None, false), None);
+    }
+
+    #[test]
+    fn all_unless_unless_below() {
+        let c = kind("[[screen]]\nid='a'\nstate='blocked'\nregex='Allow\\?'\nall=['Yes']\nunless=['Denied']\nunless_below=['^> ']");
+        assert_eq!(winner(&c, "Allow?\nYes", None, false).as_deref(), Some("a"));
+        assert_eq!(winner(&c, "Allow?", None, false), None);
+        assert_eq!(winner(&c, "Allow? Yes\nDenied", None, false), None);
+        assert_eq!(winner(&c, "Allow? Yes\n> typing", None, false), None, "a live prompt below");
+        assert_eq!(winner(&c, "> old\nAllow? Yes", None, false).as_deref(), Some("a"), "prompt above is fine");
+    }
+
+    #[test]
+    fn time_screen_and_spinner_conditions() {
+        let c = kind("[[screen]]\nid='q'\nstate='idle'\nregex='>'\nquiet_ms=500\n[[screen]]\nid='c'\nstate='working'\nregex='>'\nchanged_within_ms=500\n");
+        assert_eq!(winner(&c, ">", None, false), None, "no time condition on the first look");
+        assert_eq!(winner(&c, ">", Some(600), false).as_deref(), Some("q"));
+        assert_eq!(winner(&c, ">", Some(100), false).as_deref(), Some("c"));
+        let alt = kind("[[screen]]\nid='alt'\nstate='skip'\nalternate_screen=true\n[[screen]]\nid='s'\nstate='working'\nspinner=true\n");
+        assert_eq!(winner(&alt, "x", None, true).as_deref(), Some("alt"));
+        assert_eq!(winner(&alt, "⠹ Thinking", None, false).as_deref(), Some("s"));
+        assert_eq!(winner(&alt, "✳ Thinking", None, false), None);
+        let title = kind("[[screen]]\nid='t'\nstate='working'\nregion='title'\nregex='^✳'\n");
+        assert_eq!(winner(&title, "", None, false).as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn wake_is_the_next_flip() {
+        let c = kind("[[screen]]\nid='q'\nstate='idle'\nregex='>'\nquiet_ms=500\n");
+        let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
+        let p = parser(">", false);
+        let now = Instant::now();
+        let look = Look { screen: p.screen(), title: "", progress: "", changed_at: Some(now), now };
+        assert_eq!(k.evaluate(&look).wake, Some(now + Duration::from_millis(500)));
+    }
+}

@@ -1,0 +1,60 @@
+//! Evaluate: the screen rules of the pane's kind (§2.2, §3.1) → `ScreenVerdict` and `Wake`.
+//!
+//! Only panes whose screen, title, progress, kind or process changed — or whose time condition
+//! may have flipped — are evaluated; every other pane costs a few comparisons. A pane that is
+//! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
+
+use crate::components::{AgentKind, HookedProcess, Presence, Progress, Screen, ScreenVerdict, Title, Wake};
+use crate::manifest::HookPolicy;
+use crate::resources::{Clock, Manifests};
+use crate::rules::Look;
+use bevy_ecs::prelude::*;
+
+type Inputs<'a> = (
+    Ref<'a, Screen>,
+    Ref<'a, Title>,
+    Ref<'a, Progress>,
+    Ref<'a, AgentKind>,
+    Ref<'a, HookedProcess>,
+    &'a mut ScreenVerdict,
+    &'a mut Wake,
+);
+
+/// Evaluates the panes that need it.
+pub fn evaluate_rules(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Inputs>) {
+    let catalog = &manifests.0;
+    for (screen, title, progress, kind, process, mut verdict, mut wake) in &mut panes {
+        let changed = screen.is_changed()
+            || title.is_changed()
+            || progress.is_changed()
+            || kind.is_changed()
+            || process.is_changed();
+        let woke = wake.0.is_some_and(|w| w <= clock.now);
+        if !changed && !woke {
+            continue;
+        }
+        let rules = kind.id.and_then(|id| catalog.kind(id)).filter(|k| !k.rules.is_empty());
+        let eligible = rules.filter(|k| {
+            process.presence != Presence::Exited && !(process.hooked && k.policy == HookPolicy::Dominate)
+        });
+        let Some(rules) = eligible else {
+            verdict.set_if_neq(ScreenVerdict(None));
+            wake.set_if_neq(Wake(None));
+            continue;
+        };
+        let look = Look {
+            screen: screen.screen(),
+            title: &title.0,
+            progress: &progress.0,
+            changed_at: screen.changed_at,
+            now: clock.now,
+        };
+        let outcome = rules.evaluate(&look);
+        let winner = outcome.winner.map(|i| {
+            let rule = &rules.rules[i];
+            (rule.id.clone(), rule.spec.state, rule.spec.settled)
+        });
+        verdict.set_if_neq(ScreenVerdict(winner));
+        wake.set_if_neq(Wake(outcome.wake));
+    }
+}

@@ -1,0 +1,56 @@
+//! Resolve: departure, hook evidence and the screen's verdict → one `Verdict` per pane (§2.3, §5).
+//!
+//! Rule priority and ties were resolved when the manifests were compiled (rules are stored in
+//! winning order, so the first that fires is the winner); this stage decides between sources:
+//! a process exit first, then a fresh hook report, then the screen. Under the `evidence` policy
+//! the screen's verdict is applied once more on the tick after a report (§5.2).
+
+use crate::components::{
+    AgentKind, Cause, Decision, HookClaim, HookEvidence, HookedProcess, ScreenVerdict, Verdict,
+};
+use crate::manifest::{HookPolicy, RuleState};
+use crate::resources::{Clock, Manifests};
+use bevy_ecs::prelude::*;
+
+/// Decides what each pane with new evidence should do.
+pub fn resolve_priority(
+    manifests: Res<Manifests>,
+    clock: Res<Clock>,
+    mut panes: Query<(Ref<ScreenVerdict>, Ref<HookEvidence>, &HookedProcess, &AgentKind, &mut Verdict)>,
+) {
+    for (screen, hook, process, kind, mut verdict) in &mut panes {
+        let departed = process.ended > verdict.departures;
+        let hook_new = hook.is_changed() && hook.claim.is_some();
+        let screen_new = screen.is_changed() && !screen.is_added();
+        if !(departed || hook_new || screen_new || verdict.reassess) {
+            continue;
+        }
+        let policy = kind.id.and_then(|id| manifests.0.kind(id)).map(|k| k.policy).unwrap_or_default();
+        let mut next = Verdict { departures: process.ended, at: Some(clock.now), ..Verdict::default() };
+        if departed {
+            next.decision = Some((Decision::Departed, Cause::ProcessExited));
+        } else if hook_new {
+            let decision = match hook.claim {
+                Some(HookClaim::Working) => Decision::Working,
+                Some(HookClaim::Blocked) => Decision::Blocked,
+                Some(HookClaim::Done) => Decision::Done,
+                Some(HookClaim::TurnEnded) | None => Decision::Idle { settled: true },
+            };
+            next.decision = Some((decision, Cause::Hook(hook.source.clone())));
+            next.labels = hook.labels.clone();
+            next.withdraw_screen_input = hook.first && policy == HookPolicy::Dominate;
+            next.reassess = policy == HookPolicy::Evidence;
+        } else {
+            next.decision = screen.0.as_ref().map(|(id, state, settled)| {
+                let decision = match state {
+                    RuleState::Working => Decision::Working,
+                    RuleState::Blocked => Decision::Blocked,
+                    RuleState::Idle => Decision::Idle { settled: *settled },
+                    RuleState::Skip => Decision::Keep,
+                };
+                (decision, Cause::Screen(id.clone()))
+            });
+        }
+        *verdict = next;
+    }
+}

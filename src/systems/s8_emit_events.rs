@@ -1,0 +1,51 @@
+//! Emit: changed `Lifecycle`, `Attention` and `Labels` → numbered events (§6), and the answers to
+//! this tick's accepted hook reports (`changed` is known only now). The only stage that produces
+//! outgoing events; it writes nothing on panes.
+
+use crate::components::{Attention, Flag, HookEvidence, Labels, Lifecycle, PaneId};
+use crate::event::{Change, Event, EventSeq};
+use crate::report::Answer;
+use crate::resources::{Clock, EventCounter, EventOutbox};
+use bevy_ecs::prelude::*;
+
+type Changes = Or<(Changed<Lifecycle>, Changed<Attention>, Changed<Labels>, Changed<HookEvidence>)>;
+
+/// Sends one event per change, in pane order: lifecycle, then attention, then labels.
+pub fn emit_events(
+    clock: Res<Clock>,
+    outbox: Res<EventOutbox>,
+    mut counter: ResMut<EventCounter>,
+    panes: Query<(&PaneId, Ref<Lifecycle>, Ref<Attention>, Ref<Labels>, Ref<HookEvidence>), Changes>,
+) {
+    for (pane, lifecycle, attention, labels, hook) in &panes {
+        let mut emit = |cause, change| {
+            counter.0 = EventSeq(counter.0.0 + 1);
+            outbox.event(Event { seq: counter.0, time: clock.wall, pane: pane.0.clone(), cause, change });
+        };
+        let moved = lifecycle.is_changed() && lifecycle.prev != lifecycle.state;
+        if moved {
+            let change = Change::Lifecycle { from: lifecycle.prev, to: lifecycle.state, labels: labels.labels.clone() };
+            emit(lifecycle.cause.clone(), change);
+        }
+        let flipped = attention.is_changed() && attention.prev != attention.flags();
+        if flipped {
+            let (before, now) = (attention.prev, attention.flags());
+            if before.0 != now.0 {
+                emit(attention.cause.clone(), Change::Attention { flag: Flag::InputRequired, raised: now.0 });
+            }
+            if before.1 != now.1 {
+                emit(attention.cause.clone(), Change::Attention { flag: Flag::Unread, raised: now.1 });
+            }
+        }
+        let relabelled = labels.is_changed() && !labels.is_added() && !moved;
+        if relabelled {
+            emit(labels.cause.clone(), Change::Labels { labels: labels.labels.clone() });
+        }
+        if hook.is_changed() && !hook.is_added() {
+            let changed = moved || flipped || (labels.is_changed() && !labels.is_added());
+            for ticket in &hook.tickets {
+                outbox.answer(*ticket, Answer::Applied { changed });
+            }
+        }
+    }
+}
