@@ -116,20 +116,28 @@ struct Loop<'s> {
 impl Loop<'_> {
     fn pump(&mut self, rx: &crossbeam_channel::Receiver<Message>) -> io::Result<ExitStatus> {
         let mut next_tick = Instant::now() + TICK;
+        let mut output_open = true;
         loop {
             match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
                 Ok(Message::Stdin(bytes)) => self.on_stdin(&bytes),
                 Ok(Message::Output(bytes)) => self.on_output(&bytes),
                 Ok(Message::Signal(signal)) => self.on_signal(signal),
-                // The terminal closed: the child is gone or about to be, so wait for it.
-                Ok(Message::OutputClosed) => return self.child.wait(),
+                // Usually the child just exited; check now rather than a tick later. If it only closed
+                // its terminal, keep handling signals and stdin until it exits.
+                Ok(Message::OutputClosed) => {
+                    output_open = false;
+                    next_tick = Instant::now();
+                }
                 Err(RecvTimeoutError::Timeout) => {}
+                // Nothing can arrive any more, not even signals: all that is left is the exit.
                 Err(RecvTimeoutError::Disconnected) => return self.child.wait(),
             }
             if Instant::now() >= next_tick {
                 next_tick = Instant::now() + TICK;
                 if let Some(status) = self.child.try_wait()? {
-                    self.drain(rx);
+                    if output_open {
+                        self.drain(rx);
+                    }
                     return Ok(status);
                 }
                 self.on_tick()?;
