@@ -6,10 +6,12 @@ pub mod event;
 pub mod manifest;
 pub mod panes;
 pub mod pty;
+pub mod replay;
 pub mod report;
 pub mod resources;
 pub mod rules;
 pub mod schedule;
+pub mod server;
 pub mod systems;
 
 pub use schedule::{DetectionSystems, Tick, build_schedule};

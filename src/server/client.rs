@@ -1,0 +1,195 @@
+//! A small blocking client of the server socket, used by every CLI client (`report`, `events`,
+//! `status`, `wait`) and by the pane sources (`run`, `tmux`, `watch`).
+//!
+//! One request at a time: [`Client::call`] writes a line and reads until the response with its id.
+//! [`Client::subscribe`] turns the connection into an event stream. Touches one Unix socket only.
+
+use crate::panes::PaneState;
+use crate::server::protocol::{Response, WireError};
+use serde_json::{Value, json};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+/// Why a call failed.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The socket failed (server gone, connection reset, timeout).
+    Io(io::Error),
+    /// The server answered with an error.
+    Server(WireError),
+    /// The server sent something that is not the protocol.
+    Protocol(String),
+}
+
+impl ClientError {
+    /// The server's error code, when the server answered with one.
+    pub fn code(&self) -> Option<&str> {
+        match self {
+            ClientError::Server(e) => Some(&e.code),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Io(e) => write!(f, "lookout server: {e}"),
+            ClientError::Server(e) => write!(f, "{}: {}", e.code, e.message),
+            ClientError::Protocol(m) => write!(f, "lookout server spoke gibberish: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ClientError::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<io::Error> for ClientError {
+    fn from(e: io::Error) -> Self {
+        ClientError::Io(e)
+    }
+}
+
+/// A connection to `lookout serve`.
+#[derive(Debug)]
+pub struct Client {
+    reader: BufReader<UnixStream>,
+    writer: UnixStream,
+    next_id: u64,
+}
+
+impl Client {
+    /// Connects to the server's socket.
+    pub fn connect(path: &Path) -> io::Result<Client> {
+        let stream = UnixStream::connect(path)?;
+        let writer = stream.try_clone()?;
+        Ok(Client {
+            reader: BufReader::new(stream),
+            writer,
+            next_id: 0,
+        })
+    }
+
+    /// Bounds how long a read may block (`None`: forever, the default).
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.writer.set_read_timeout(timeout)
+    }
+
+    /// Calls `method` with `params` and returns its `result`.
+    pub fn call(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut line = serde_json::to_vec(&json!({"id": id, "method": method, "params": params}))
+            .map_err(|e| ClientError::Protocol(e.to_string()))?;
+        line.push(b'\n');
+        self.writer.write_all(&line)?;
+        loop {
+            let value = self.read_value()?;
+            // Event lines of an earlier subscription on this connection are not ours to answer.
+            if value.get("id") != Some(&json!(id)) {
+                continue;
+            }
+            let response: Response =
+                serde_json::from_value(value).map_err(|e| ClientError::Protocol(e.to_string()))?;
+            return match (response.result, response.error) {
+                (_, Some(error)) => Err(ClientError::Server(error)),
+                (Some(result), None) => Ok(result),
+                (None, None) => Ok(Value::Null),
+            };
+        }
+    }
+
+    fn read_value(&mut self) -> Result<Value, ClientError> {
+        let mut line = String::new();
+        if self.reader.read_line(&mut line)? == 0 {
+            return Err(ClientError::Io(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            )));
+        }
+        serde_json::from_str(&line)
+            .map_err(|e| ClientError::Protocol(format!("{e}: {}", line.trim_end())))
+    }
+
+    /// Subscribes (§8.4): the snapshot's event sequence, every pane's state, then the events
+    /// (each the object inside `{"event": …}`), in order, forever. A dropped subscriber's last item
+    /// is `Err(ClientError::Server)` with code `too_slow`.
+    pub fn subscribe(mut self) -> Result<(u64, Vec<PaneState>, Events), ClientError> {
+        let result = self.call("subscribe", json!({}))?;
+        let (seq, panes) = snapshot(result)?;
+        Ok((
+            seq,
+            panes,
+            Events {
+                reader: self.reader,
+                done: false,
+            },
+        ))
+    }
+}
+
+/// Reads a `{"seq","panes"}` result (`pane.list`, `subscribe`).
+pub fn snapshot(result: Value) -> Result<(u64, Vec<PaneState>), ClientError> {
+    let seq = result
+        .get("seq")
+        .and_then(Value::as_u64)
+        .ok_or_else(|| ClientError::Protocol("no `seq`".into()))?;
+    let panes = result
+        .get("panes")
+        .cloned()
+        .unwrap_or(Value::Array(Vec::new()));
+    let panes = serde_json::from_value(panes).map_err(|e| ClientError::Protocol(e.to_string()))?;
+    Ok((seq, panes))
+}
+
+/// The event stream of a subscription.
+#[derive(Debug)]
+pub struct Events {
+    reader: BufReader<UnixStream>,
+    done: bool,
+}
+
+impl Iterator for Events {
+    type Item = Result<Value, ClientError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while !self.done {
+            let mut line = String::new();
+            match self.reader.read_line(&mut line) {
+                Ok(0) => self.done = true,
+                Ok(_) => {
+                    let mut value: Value = match serde_json::from_str(&line) {
+                        Ok(v) => v,
+                        Err(e) => return Some(Err(ClientError::Protocol(e.to_string()))),
+                    };
+                    if let Some(event) = value.get_mut("event") {
+                        return Some(Ok(event.take()));
+                    }
+                    // Responses to calls are skipped; an error without an id ends the stream.
+                    if value.get("id").is_none() {
+                        if let Some(Ok(error)) = value
+                            .get("error")
+                            .map(|e| serde_json::from_value(e.clone()))
+                        {
+                            self.done = true;
+                            return Some(Err(ClientError::Server(error)));
+                        }
+                    }
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(ClientError::Io(e)));
+                }
+            }
+        }
+        None
+    }
+}
