@@ -84,7 +84,7 @@ def text_of(content):
 
 
 def choose(text, has_tools):
-    t = (text or "").lower()
+    t = re.sub(r"(?s)<system-reminder>.*?</system-reminder>", "", text or "").lower()
     if not has_tools:
         return "quick"
     if "slow" in t:
@@ -130,6 +130,8 @@ def json_from_schema(schema, depth=0):
         for k, v in (schema.get("properties") or {}).items():
             if k == "next_speaker":
                 out[k] = "user"
+            elif k == "title" and isinstance(v, dict) and v.get("type") == "string":
+                out[k] = "Mock task"
             elif k in ("model_choice",) and isinstance(v, dict) and v.get("enum"):
                 out[k] = v["enum"][-1]
             else:
@@ -151,7 +153,7 @@ def side_answer(system_text, user_text, body):
         return json.dumps({"reasoning": "The model answered; the user speaks next.", "next_speaker": "user"})
     if "isnewtopic" in s:
         return json.dumps({"isNewTopic": False, "title": "Mock task"})
-    if "json" in s and "title" in s:
+    if re.search(r"(return|respond with|output) json", s) and "title" in s:
         return json.dumps({"title": "Mock task"})
     if "title" in s:
         return "Mock task"
@@ -161,6 +163,7 @@ def side_answer(system_text, user_text, body):
 # ---------------------------------------------------------------- tool argument builders
 
 SHELL_NAMES = ["bash", "run_shell_command", "shell", "execute_command", "exec_command", "shell_command",
+               "run_commands",
                "run_command", "run_terminal_cmd", "terminal", "exec", "command", "run"]
 WRITE_NAMES = ["write", "write_file", "write_to_file", "create_file", "edit", "str_replace_based_edit_tool"]
 
@@ -185,7 +188,9 @@ def args_for(name, schema, kind):
     for k, v in props.items():
         lk = k.lower()
         ty = v.get("type") if isinstance(v, dict) else None
-        if lk in ("command", "cmd"):
+        if lk == "commands":
+            out[k] = [SHELL_CMD] if ty == "array" else SHELL_CMD
+        elif lk in ("command", "cmd"):
             if ty == "array":
                 out[k] = ["bash", "-lc", SHELL_CMD]
             else:
@@ -208,7 +213,7 @@ def args_for(name, schema, kind):
         out.setdefault("cmd", SHELL_CMD)
         out["sandbox_permissions"] = "require_escalated"
         out.setdefault("justification", "Create approved.txt in the project folder (the mock asks for this).")
-    if kind == "shell" and not any(k.lower() in ("command", "cmd") for k in out):
+    if kind == "shell" and not any(k.lower() in ("command", "cmd", "commands") for k in out):
         out["command"] = SHELL_CMD
     return out
 
@@ -321,6 +326,11 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         path = self.path.split("?")[0]
         body = self.read_body()
+        if ARGS.dump:
+            import os
+            os.makedirs(ARGS.dump, exist_ok=True)
+            with open(os.path.join(ARGS.dump, "%s-%s.json" % (nid("req"), path.strip("/").replace("/", "_")[:60])), "w") as f:
+                json.dump(body, f, indent=1)
         try:
             if path.endswith("/messages/count_tokens"):
                 log("POST %s api=anthropic count_tokens" % self.path)
@@ -346,8 +356,9 @@ class Handler(BaseHTTPRequestHandler):
     def anthropic(self, body):
         msgs = body.get("messages") or []
         tools = [(t.get("name", ""), t.get("input_schema") or {}) for t in (body.get("tools") or [])]
-        last = msgs[-1] if msgs else {}
-        after_tool = last.get("role") == "user" and isinstance(last.get("content"), list) and any(
+        users = [m for m in msgs if m.get("role") == "user"]  # Claude Code appends role=system items
+        last = users[-1] if users else {}
+        after_tool = isinstance(last.get("content"), list) and any(
             isinstance(c, dict) and c.get("type") == "tool_result" for c in last["content"])
         utext = text_of([c for c in last.get("content")] if isinstance(last.get("content"), list)
                         else last.get("content"))
@@ -703,6 +714,7 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--scenario", default="short", choices=["short", "slow", "perm", "write"])
     ap.add_argument("--slow-seconds", type=float, default=7.0)
+    ap.add_argument("--dump", metavar="DIR", help="save every request body as DIR/<n>.json (debugging)")
     ARGS = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
     srv.daemon_threads = True

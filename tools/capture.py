@@ -1,0 +1,679 @@
+#!/usr/bin/env python3
+"""Live capture harness: run the REAL agent CLIs against tools/mock_model.py and record them.
+
+Usage
+  tools/install_agents.sh                      # once: CLIs into /opt/lookout-agents (outside the repo)
+  cargo build                                  # target/debug/lookout (for `record`)
+  tools/capture.py list                        # kinds and cases
+  tools/capture.py record claude               # every case of one kind -> tests/fixtures/claude/<case>.cast
+  tools/capture.py record claude approve deny  # some cases
+  tools/capture.py explore claude slow         # no recorder: screens only, /tmp/captures/<kind>/<state>-<n>.txt
+  options: --agents DIR (default /opt/lookout-agents or $LOOKOUT_AGENTS), --lookout PATH,
+           --out DIR (default tests/fixtures), --keep (leave the tmux session open on failure)
+
+What one case does
+  * starts the mock model on 127.0.0.1 (random port), makes a fresh HOME=/home/dev (XDG dirs under it)
+    and a fresh git project /home/dev/project, writes the CLI's config for the mock (dummy keys only),
+  * runs `lookout record --cols C --rows R -o FILE -- CLI…` inside tmux (server -L lookoutcap),
+    TERM=xterm-256color, an environment built from scratch (env -i) so no path or variable of this
+    machine reaches the screen,
+  * drives the scenario with `tmux send-keys`, polls `capture-pane` until the screen it expects is there
+    (each wait has a deadline; a missed deadline fails the case and keeps the screen in /tmp/captures),
+  * inserts a marker only where the state is certain, with the recorder's chord `C-] w|b|i|o`
+    (working / blocked / idle / other),
+  * quits the CLI, and ends leftover daemons (codex app-server, cline hub …) by PID.
+Markers are set on a screen that has been seen AND has stayed so for a moment (`settle`), so the
+recording holds the state for more than one replay tick.
+
+Cases (not every kind has every case; see CASES)
+  startup   start, idle prompt                                 markers: i
+  slow      a slowly streamed answer, then idle                 w … i
+  approve   permission prompt for a shell command, approve     i, b, then i (after the final answer)
+  deny      permission prompt, deny                            b, i
+  second    a short turn, then a slow second turn              i, w, i
+  interrupt a slow answer interrupted with Esc (or Ctrl-C)     w, i
+  small     the permission flow at 80x24                       b, i
+No network but 127.0.0.1: the mock is the only endpoint configured; telemetry/update checks are off.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+HOME = "/home/dev"
+PROJECT = HOME + "/project"
+SOCK = "lookoutcap"
+SESSION = "cap"
+DUMMY_ANTHROPIC = "sk-ant-api03-dummy-" + "0" * 60 + "mockkey0001AA"
+DUMMY_OPENAI = "sk-dummy-mock-key-000000000000000000000000"
+DUMMY_GEMINI = "AIzaDummyMockKey0000000000000000000000"
+MODEL = "mock-model"
+
+
+def log(*a):
+    print("[capture]", *a, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- tmux
+
+def tmux(*args, check=True):
+    r = subprocess.run(["tmux", "-L", SOCK] + list(args), capture_output=True, text=True)
+    if check and r.returncode != 0:
+        raise RuntimeError("tmux %s: %s" % (" ".join(args), r.stderr.strip()))
+    return r.stdout
+
+
+class Pane:
+    def __init__(self, kind, case, explore):
+        self.kind, self.case, self.explore = kind, case, explore
+        self.marks = []
+        self.snaps = 0
+
+    def start(self, cmdline, cols, rows):
+        tmux("kill-session", "-t", SESSION, check=False)
+        tmux("new-session", "-d", "-s", SESSION, "-x", str(cols), "-y", str(rows), "-c", PROJECT,
+             "bash", "-c", cmdline)
+        tmux("set-option", "-t", SESSION, "remain-on-exit", "on")
+        tmux("set-option", "-g", "history-limit", "2000")
+
+    def text(self, escapes=False):
+        a = ["capture-pane", "-p", "-t", SESSION]
+        if escapes:
+            a.append("-e")
+        return tmux(*a, check=False)
+
+    def title(self):
+        return tmux("display", "-p", "-t", SESSION, "#{pane_title}", check=False).strip()
+
+    def dead(self):
+        return tmux("display", "-p", "-t", SESSION, "#{pane_dead}", check=False).strip() == "1"
+
+    def pid(self):
+        try:
+            return int(tmux("display", "-p", "-t", SESSION, "#{pane_pid}", check=False).strip())
+        except ValueError:
+            return None
+
+    def keys(self, *keys):
+        tmux("send-keys", "-t", SESSION, *keys)
+
+    def type(self, text, enter=True, enter_key="Enter"):
+        # typed in pieces, like a person: some TUIs drop a burst that arrives as one paste
+        for ch in text:
+            tmux("send-keys", "-t", SESSION, "-l", ch)
+            time.sleep(0.02)
+        time.sleep(0.4)
+        if enter:
+            tmux("send-keys", "-t", SESSION, enter_key)
+
+    def wait(self, pattern, timeout=30, gone=False, what=None, quiet=0.0):
+        """Poll until `pattern` (regex, multiline) is (or, gone=True, is no longer) on the screen.
+        quiet: additionally wait until the screen has not changed for that many seconds."""
+        rx = re.compile(pattern, re.M)
+        deadline = time.time() + timeout
+        last, since = None, time.time()
+        while time.time() < deadline:
+            t = self.text()
+            if t != last:
+                last, since = t, time.time()
+            hit = bool(rx.search(t))
+            if hit != gone and time.time() - since >= quiet:
+                return t
+            if self.dead():
+                break
+            time.sleep(0.15)
+        self.snap("FAILED-" + (what or "wait"))
+        raise TimeoutError("%s/%s: waited %ss for %s%r%s" % (
+            self.kind, self.case, timeout, "absence of " if gone else "", pattern,
+            " (pane died)" if self.dead() else ""))
+
+    def snap(self, state):
+        d = "/tmp/captures/%s" % self.kind
+        os.makedirs(d, exist_ok=True)
+        self.snaps += 1
+        base = "%s/%s-%s-%d" % (d, self.case, state, self.snaps)
+        with open(base + ".txt", "w") as f:
+            f.write(self.text())
+            f.write("\n--- title: %s\n" % self.title())
+        with open(base + ".esc.txt", "w") as f:
+            f.write(self.text(escapes=True))
+        return base
+
+    def mark(self, state):
+        """state: w|b|i|o. Sends the recorder chord; in explore mode only snaps."""
+        name = {"w": "working", "b": "blocked", "i": "idle", "o": "other"}[state]
+        self.snap(name)
+        if not self.explore:
+            tmux("send-keys", "-t", SESSION, "C-]", state)
+        self.marks.append(name)
+        log("  mark %s" % name)
+        time.sleep(0.6)
+
+
+# ---------------------------------------------------------------- mock server
+
+class Mock:
+    def __init__(self, dump=None):
+        a = [sys.executable, os.path.join(HERE, "mock_model.py"), "--port", "0"]
+        if dump:
+            a += ["--dump", dump]
+        self.log = open("/tmp/captures/mock.log", "a")
+        self.p = subprocess.Popen(a, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        line = self.p.stdout.readline()
+        self.port = int(line.split()[1])
+
+    def stop(self):
+        self.p.terminate()
+        try:
+            self.p.wait(5)
+        except subprocess.TimeoutExpired:
+            self.p.kill()
+
+
+# ---------------------------------------------------------------- per-agent setup
+
+def fresh_home():
+    if os.path.isdir(HOME):
+        shutil.rmtree(HOME)
+    for d in (PROJECT, HOME + "/.config", HOME + "/.cache", HOME + "/.local/share", HOME + "/.local/state"):
+        os.makedirs(d)
+    env = {"HOME": HOME, "USER": "dev", "LOGNAME": "dev", "SHELL": "/bin/bash", "LANG": "C.UTF-8",
+           "TERM": "xterm-256color", "PATH": "/usr/local/bin:/usr/bin:/bin",
+           "XDG_CONFIG_HOME": HOME + "/.config", "XDG_CACHE_HOME": HOME + "/.cache",
+           "XDG_DATA_HOME": HOME + "/.local/share", "XDG_STATE_HOME": HOME + "/.local/state",
+           "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.invalid",
+           "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.invalid",
+           "NO_UPDATE_NOTIFIER": "1", "DO_NOT_TRACK": "1", "COLORTERM": "truecolor"}
+    subprocess.run(["git", "init", "-q", PROJECT], check=True)
+    with open(PROJECT + "/README.md", "w") as f:
+        f.write("# project\n\nA scratch project for recording agents.\n")
+    subprocess.run(["git", "-C", PROJECT, "add", "."], check=True)
+    subprocess.run(["git", "-C", PROJECT, "-c", "user.name=dev", "-c", "user.email=dev@example.invalid",
+                    "commit", "-qm", "init"], check=True)
+    return env
+
+
+def wjson(path, obj):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=2)
+
+
+class Agent:
+    """Per-kind knowledge. Subclasses set the regexes the harness waits for."""
+    kind = None
+    submit = "Enter"
+    ready = None          # idle prompt on screen (regex)
+    busy = None           # the CLI's own working indicator (regex)
+    dialog = None         # the live permission dialog (regex)
+    approve = ("Enter",)  # keys that approve
+    deny = ("Escape",)    # keys that deny
+    interrupt = ("Escape",)
+    final = r"Done: the command"
+    answer = r"Mock answer"
+    slow_text = r"slow, carefully|mock model considers|small pieces"
+    slow_end = r"end of the slow answer"
+    settle = 1.2          # seconds a screen must hold before an idle marker
+    startup_timeout = 60
+
+    def __init__(self, agents):
+        self.agents = agents
+        self.bin = os.path.join(agents, "node_modules", ".bin")
+
+    def setup(self, env, port):
+        raise NotImplementedError
+
+    def argv(self):
+        raise NotImplementedError
+
+    def before(self, pane):
+        """Dismiss first-run screens until the idle prompt shows."""
+        pane.wait(self.ready, self.startup_timeout, what="ready")
+
+    def quit(self, pane):
+        pane.keys("C-c")
+        time.sleep(0.4)
+        pane.keys("C-c")
+        time.sleep(0.4)
+        pane.keys("C-d")
+
+    def is_idle(self, pane, timeout=40):
+        """Wait until the turn is over: busy indicator gone, prompt ready, screen quiet."""
+        if self.busy:
+            pane.wait(self.busy, timeout, gone=True, what="not-busy")
+        pane.wait(self.ready, timeout, what="ready", quiet=self.settle)
+
+
+class Claude(Agent):
+    kind = "claude"
+    ready = r"^❯\s*$"
+    busy = r"esc to interrupt"
+    dialog = r"Do you want to proceed\?[\s\S]*1\. Yes"
+    approve = ("Enter",)
+    deny = ("Escape",)
+
+    def setup(self, env, port):
+        env.update({"ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port, "ANTHROPIC_API_KEY": DUMMY_ANTHROPIC,
+                    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
+                    "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"})
+        wjson(HOME + "/.claude.json", {
+            "hasCompletedOnboarding": True, "lastOnboardingVersion": "2.1.197", "theme": "dark",
+            "customApiKeyResponses": {"approved": [DUMMY_ANTHROPIC[-20:]], "rejected": []},
+            "autoUpdates": False,
+            "projects": {PROJECT: {"hasTrustDialogAccepted": True, "allowedTools": [],
+                                   "hasCompletedProjectOnboarding": True}}})
+
+    def argv(self):
+        return [self.bin + "/claude"]
+
+
+class Codex(Agent):
+    kind = "codex"
+    ready = r"^› "
+    busy = r"esc to interrupt"
+    dialog = r"Would you like to run the following command\?|Yes, proceed"
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+
+    def setup(self, env, port):
+        env.update({"MOCK_API_KEY": DUMMY_OPENAI, "CODEX_HOME": HOME + "/.codex"})
+        os.makedirs(HOME + "/.codex", exist_ok=True)
+        with open(HOME + "/.codex/config.toml", "w") as f:
+            f.write('''model = "%(m)s"
+model_provider = "mock"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+hide_agent_reasoning = true
+
+[model_providers.mock]
+name = "mock"
+base_url = "http://127.0.0.1:%(port)d/v1"
+env_key = "MOCK_API_KEY"
+wire_api = "responses"
+
+[analytics]
+enabled = false
+
+[feedback]
+enabled = false
+
+[notice]
+hide_full_access_warning = true
+
+[projects."%(proj)s"]
+trust_level = "trusted"
+''' % {"m": MODEL, "port": port, "proj": PROJECT})
+
+    def argv(self):
+        return [self.bin + "/codex"]
+
+
+class Gemini(Agent):
+    kind = "gemini"
+    ready = r"Type your message"
+    busy = r"esc to cancel"
+    dialog = r"Allow execution|Apply this change\?|Allow once"
+    approve = ("Enter",)
+    deny = ("Escape",)
+
+    def setup(self, env, port):
+        env.update({"GEMINI_API_KEY": DUMMY_GEMINI, "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:%d" % port,
+                    "GEMINI_TELEMETRY_ENABLED": "false"})
+        wjson(HOME + "/.gemini/settings.json", {
+            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "enableAutoUpdate": False,
+                        "enableAutoUpdateNotification": False},
+            "ide": {"enabled": False, "hasSeenNudge": True},
+            "model": {"name": "gemini-2.5-pro"},
+            "ui": {"hideTips": True}})
+
+    def argv(self):
+        return [self.bin + "/gemini"]
+
+
+class Qwen(Agent):
+    kind = "qwen"
+    ready = r"Type your message"
+    busy = r"esc to cancel"
+    dialog = r"Allow execution|Apply this change\?|Allow once|Yes, allow once"
+    approve = ("Enter",)
+    deny = ("Escape",)
+
+    def setup(self, env, port):
+        base = "http://127.0.0.1:%d/v1" % port
+        env.update({"OPENAI_API_KEY": DUMMY_OPENAI, "OPENAI_BASE_URL": base, "OPENAI_MODEL": MODEL})
+        wjson(HOME + "/.qwen/settings.json", {
+            "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+            "model": {"name": MODEL},
+            "modelProviders": {"openai": [{"id": MODEL, "name": MODEL, "envKey": "OPENAI_API_KEY",
+                                           "baseUrl": base}]},
+            "memory": {"enableManagedAutoMemory": False},
+            "privacy": {"usageStatisticsEnabled": False},
+            "telemetry": {"enabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "enableAutoUpdate": False},
+            "ide": {"enabled": False, "hasSeenNudge": True},
+            "ui": {"hideTips": True}})
+
+    def argv(self):
+        return [self.bin + "/qwen"]
+
+
+class Opencode(Agent):
+    kind = "opencode"
+    ready = r"ctrl\+p|tab agents|Ask anything"
+    busy = r"esc (to )?interrupt"
+    dialog = r"Permission required|Allow once"
+    approve = ("Enter",)
+    deny = ("Escape",)
+    startup_timeout = 120
+
+    def setup(self, env, port):
+        wjson(HOME + "/.config/opencode/opencode.json", {
+            "$schema": "https://opencode.ai/config.json",
+            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                                  "options": {"baseURL": "http://127.0.0.1:%d/v1" % port, "apiKey": "dummy"},
+                                  "models": {MODEL: {"name": "Mock Model"}}}},
+            "model": "mock/" + MODEL, "small_model": "mock/" + MODEL,
+            "autoupdate": False, "share": "disabled",
+            "permission": {"bash": "ask", "edit": "ask"}})
+        env.update({"OPENCODE_DISABLE_AUTOUPDATE": "1", "OPENCODE_DISABLE_LSP_DOWNLOAD": "1"})
+
+    def argv(self):
+        return [self.bin + "/opencode"]
+
+
+class Cline(Agent):
+    kind = "cline"
+    ready = r"Type your message|What can I do|>"
+    busy = r"esc to (cancel|interrupt)"
+    dialog = r"Approve|Allow|Run command\?"
+    startup_timeout = 90
+
+    def setup(self, env, port):
+        env["CLINE_DIR"] = HOME + "/.cline"
+        r = subprocess.run(["env", "-i"] + ["%s=%s" % kv for kv in env.items()] +
+                           [self.bin + "/cline", "auth", "-p", "openai", "-k", DUMMY_OPENAI, "-m", MODEL,
+                            "-b", "http://127.0.0.1:%d/v1" % port],
+                           cwd=PROJECT, capture_output=True, text=True, timeout=120)
+        log("cline auth rc=%d %s %s" % (r.returncode, r.stdout.strip()[-300:], r.stderr.strip()[-300:]))
+
+    def argv(self):
+        return [self.bin + "/cline", "-i", "--auto-approve", "false"]
+
+
+class Aider(Agent):
+    kind = "aider"
+    ready = r"^> *$"
+    busy = None
+    dialog = r"\(Y\)es/\(N\)o"
+    approve = ("y", "Enter")
+    deny = ("n", "Enter")
+    interrupt = ("C-c",)
+    final = r"Running touch approved\.txt"
+
+    def setup(self, env, port):
+        env.update({"OPENAI_API_KEY": DUMMY_OPENAI, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+        self.port = port
+        # aider fetches litellm's model price map from the internet unless its 24 h cache is fresh:
+        # seed the cache from the copy litellm ships, so nothing leaves 127.0.0.1
+        import glob
+        src = glob.glob(self.agents + "/aider/lib/python3*/site-packages/litellm/"
+                        "model_prices_and_context_window_backup.json")
+        os.makedirs(HOME + "/.aider/caches", exist_ok=True)
+        dst = HOME + "/.aider/caches/model_prices_and_context_window.json"
+        if src:
+            shutil.copyfile(src[0], dst)
+        else:
+            with open(dst, "w") as f:
+                f.write("{}")
+        subprocess.run(["git", "-C", PROJECT, "config", "user.name", "dev"], check=True)
+        subprocess.run(["git", "-C", PROJECT, "config", "user.email", "dev@example.invalid"], check=True)
+
+    def argv(self):
+        return ["/bin/sh", "-c", "trap - INT; exec \"$0\" \"$@\"",
+                self.agents + "/aider/bin/aider", "--model", "openai/" + MODEL,
+                "--openai-api-base", "http://127.0.0.1:%d/v1" % self.port,
+                "--no-check-update", "--no-show-release-notes", "--analytics-disable",
+                "--no-show-model-warnings", "--no-auto-commits", "--no-gitignore", "--edit-format", "diff"]
+
+    def quit(self, pane):
+        pane.keys("C-c")
+        time.sleep(0.3)
+        pane.keys("C-d")
+
+
+AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider]}
+
+CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small"]
+SIZES = {"small": (80, 24)}
+
+
+# ---------------------------------------------------------------- scenarios
+
+def sc_startup(a, p):
+    time.sleep(a.settle)
+    p.mark("i")
+    time.sleep(1.0)
+
+
+def sc_slow(a, p):
+    p.mark("i")
+    p.type("please give me a slow answer", enter_key=a.submit)
+    p.wait(a.slow_text, 20, what="slow-start")
+    if a.busy:
+        p.wait(a.busy, 5, what="busy")
+    p.mark("w")
+    time.sleep(1.5)
+    p.mark("w")
+    p.wait(a.slow_end, 30, what="slow-end")
+    a.is_idle(p)
+    p.mark("i")
+
+
+def _perm(a, p, approve):
+    p.mark("i")
+    p.type("perm: please run the command", enter_key=a.submit)
+    p.wait(a.dialog, 30, what="dialog", quiet=0.8)
+    p.mark("b")
+    time.sleep(1.0)
+    p.mark("b")
+    p.keys(*(a.approve if approve else a.deny))
+    if approve:
+        p.wait(a.final, 30, what="final")
+    else:
+        p.wait(a.dialog, 15, gone=True, what="dialog-gone")
+    a.is_idle(p)
+    p.mark("i")
+
+
+def sc_approve(a, p):
+    _perm(a, p, True)
+
+
+def sc_deny(a, p):
+    _perm(a, p, False)
+
+
+def sc_small(a, p):
+    _perm(a, p, True)
+
+
+def sc_second(a, p):
+    p.type("hello, a short one", enter_key=a.submit)
+    p.wait(a.answer, 30, what="answer")
+    a.is_idle(p)
+    p.mark("i")
+    p.type("now a slow answer please", enter_key=a.submit)
+    p.wait(a.slow_text, 20, what="slow-start")
+    p.mark("w")
+    p.wait(a.slow_end, 30, what="slow-end")
+    a.is_idle(p)
+    p.mark("i")
+
+
+def sc_interrupt(a, p):
+    p.type("a slow answer I will interrupt", enter_key=a.submit)
+    p.wait(a.slow_text, 20, what="slow-start")
+    p.mark("w")
+    time.sleep(0.8)
+    p.keys(*a.interrupt)
+    if a.busy:
+        p.wait(a.busy, 15, gone=True, what="not-busy")
+    a.is_idle(p, timeout=20)
+    p.mark("i")
+
+
+SCENARIOS = {"startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+             "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
+
+
+# ---------------------------------------------------------------- runner
+
+def descendants(pid):
+    out = subprocess.run(["ps", "-e", "-o", "pid=,ppid="], capture_output=True, text=True).stdout
+    kids = {}
+    for line in out.split("\n"):
+        if line.strip():
+            c, pp = line.split()
+            kids.setdefault(int(pp), []).append(int(c))
+    res, todo = [], [pid]
+    while todo:
+        x = todo.pop()
+        for c in kids.get(x, []):
+            res.append(c)
+            todo.append(c)
+    return res
+
+
+def home_procs():
+    """PIDs of leftover daemons started for this HOME (codex app-server, cline hub …)."""
+    pids = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % d, "rb") as f:
+                env = f.read()
+        except OSError:
+            continue
+        if b"HOME=" + HOME.encode() + b"\0" in env and b"LOOKOUT_CAPTURE=1\0" in env:
+            pids.append(int(d))
+    return pids
+
+
+def kill_pids(pids):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        alive = []
+        for p in pids:
+            try:
+                os.kill(p, sig)
+                alive.append(p)
+            except ProcessLookupError:
+                pass
+        if not alive:
+            return
+        time.sleep(1.0)
+        pids = alive
+
+
+def run_case(agent, case, args):
+    explore = args.mode == "explore"
+    cols, rows = SIZES.get(case, (120, 40))
+    os.makedirs("/tmp/captures", exist_ok=True)
+    mock = Mock(dump=args.dump)
+    env = fresh_home()
+    env["LOOKOUT_CAPTURE"] = "1"
+    agent.setup(env, mock.port)
+    argv = agent.argv()
+    out = os.path.join(args.out, agent.kind, case + ".cast")
+    if explore:
+        inner = argv
+    else:
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        inner = [args.lookout, "record", "--cols", str(cols), "--rows", str(rows), "-o", out, "--"] + argv
+    cmd = "cd %s && exec env -i %s %s" % (
+        PROJECT, " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in sorted(env.items())),
+        " ".join(shlex.quote(x) for x in inner))
+    pane = Pane(agent.kind, case, explore)
+    log("%s/%s %dx%d port %d%s" % (agent.kind, case, cols, rows, mock.port, "" if explore else " -> " + out))
+    ok = False
+    try:
+        pane.start(cmd, cols, rows)
+        agent.before(pane)
+        SCENARIOS[case](agent, pane)
+        ok = True
+    except Exception as e:  # noqa
+        log("FAILED: %s" % e)
+    finally:
+        try:
+            agent.quit(pane)
+            for _ in range(30):
+                if pane.dead():
+                    break
+                time.sleep(0.2)
+        except Exception:
+            pass
+        if not (args.keep and not ok):
+            pid = pane.pid()
+            left = (descendants(pid) if pid else []) + home_procs()
+            tmux("kill-session", "-t", SESSION, check=False)
+            kill_pids(sorted(set(left)))
+        mock.stop()
+    if ok and not explore:
+        log("  wrote %s (%d bytes) marks=%s" % (out, os.path.getsize(out), ",".join(pane.marks)))
+    elif not ok and not explore and os.path.exists(out):
+        os.rename(out, out + ".failed")
+    return ok, pane.marks
+
+
+def main():
+    ap = argparse.ArgumentParser(description="live capture harness (see the module docstring)")
+    ap.add_argument("mode", choices=["record", "explore", "list", "start"])
+    ap.add_argument("kind", nargs="?")
+    ap.add_argument("cases", nargs="*")
+    ap.add_argument("--agents", default=os.environ.get("LOOKOUT_AGENTS", "/opt/lookout-agents"))
+    ap.add_argument("--lookout", default=os.path.join(REPO, "target", "debug", "lookout"))
+    ap.add_argument("--out", default=os.path.join(REPO, "tests", "fixtures"))
+    ap.add_argument("--dump", help="mock: save request bodies here")
+    ap.add_argument("--keep", action="store_true")
+    args = ap.parse_args()
+    if args.mode == "list":
+        for k, c in AGENTS.items():
+            print(k, " ".join(getattr(c, "cases", CASES)))
+        return 0
+    agent = AGENTS[args.kind](args.agents)
+    if args.mode == "start":  # set up and leave the CLI running in tmux for hand exploration
+        mock = Mock(dump=args.dump)
+        env = fresh_home()
+        env["LOOKOUT_CAPTURE"] = "1"
+        agent.setup(env, mock.port)
+        cols, rows = (80, 24) if "small" in args.cases else (120, 40)
+        cmd = "cd %s && exec env -i %s %s" % (
+            PROJECT, " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in sorted(env.items())),
+            " ".join(shlex.quote(x) for x in agent.argv()))
+        Pane(agent.kind, "start", True).start(cmd, cols, rows)
+        print("tmux -L %s attach -t %s   # mock pid %d port %d" % (SOCK, SESSION, mock.p.pid, mock.port))
+        return 0
+    cases = args.cases or getattr(agent, "cases", CASES)
+    results = []
+    for c in cases:
+        results.append((c,) + run_case(agent, c, args))
+    for c, ok, marks in results:
+        print("%-10s %-10s %s %s" % (agent.kind, c, "ok" if ok else "FAILED", ",".join(marks)))
+    return 0 if all(r[1] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
