@@ -1,12 +1,89 @@
-//! `lookout explain` (not yet built).
+//! `lookout explain --kind K --screen FILE`: offline, how a screen is classified — every region's
+//! text, every rule fired or not with its priority and matched text, and the verdict.
 
+use crate::manifest::Catalog;
+use crate::rules::{Explanation, Look};
+use anyhow::Context;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 /// Arguments of `lookout explain`.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// The agent kind whose rules apply.
+    #[arg(long)]
+    pub kind: String,
+    /// A screen capture: plain text or text with ANSI escapes (e.g. `tmux capture-pane -p -e`).
+    #[arg(long)]
+    pub screen: PathBuf,
+    /// The pane title (OSC 0/2).
+    #[arg(long, default_value = "")]
+    pub title: String,
+    /// The OSC 9;4 progress payload.
+    #[arg(long, default_value = "")]
+    pub progress: String,
+    /// Rows of the screen (default: the file's line count).
+    #[arg(long)]
+    pub rows: Option<u16>,
+    /// Columns (default: the widest line, at least 80).
+    #[arg(long)]
+    pub cols: Option<u16>,
+    /// Extra manifest files or directories.
+    #[arg(long = "manifests")]
+    pub manifests: Vec<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
 
-/// Runs `lookout explain`.
-pub fn run(_args: Args) -> anyhow::Result<ExitCode> {
-    anyhow::bail!("`lookout explain` is not built yet")
+/// Runs `lookout explain`; exit 0 whether or not a rule fires.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (catalog, errors) = Catalog::standard(&args.manifests);
+    for e in &errors {
+        eprintln!("warning: {e}");
+    }
+    let kind = catalog
+        .kind_id(&args.kind)
+        .and_then(|id| catalog.kind(id))
+        .with_context(|| format!("no manifest describes kind `{}`", args.kind))?;
+    let bytes = std::fs::read(&args.screen).with_context(|| format!("reading {}", args.screen.display()))?;
+    let text = String::from_utf8_lossy(&bytes);
+    let lines = text.lines().count().max(1);
+    let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let rows = args.rows.unwrap_or(u16::try_from(lines).unwrap_or(u16::MAX));
+    let cols = args.cols.unwrap_or(u16::try_from(widest.max(80)).unwrap_or(u16::MAX));
+    let mut screen = crate::components::Screen::new(rows, cols);
+    let normalized = if text.contains('\r') { text.into_owned() } else { text.replace('\n', "\r\n") };
+    screen.parser.process(normalized.trim_end_matches(['\r', '\n']).as_bytes());
+    let now = Instant::now();
+    let look = Look { screen: screen.screen(), title: &args.title, progress: &args.progress, changed_at: None, now };
+    let explanation = kind.explain(&look);
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&explanation)?);
+    } else {
+        print_explanation(&explanation);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The human-readable form: regions, then rules in evaluation order, then the verdict.
+pub fn print_explanation(e: &Explanation) {
+    for (name, text) in &e.regions {
+        println!("── region {name} ──");
+        for line in text.lines() {
+            println!("  │ {line}");
+        }
+    }
+    println!("── rules (evaluation order: priority, file, declaration) ──");
+    for r in &e.rules {
+        let mark = if r.fired { "✔ fired" } else { "  -    " };
+        let matched = r.matched.as_deref().map(|m| format!("  matched {m:?}")).unwrap_or_default();
+        println!("{mark} {:>5}  {:<8} {:<28} [{}] {}{matched}", r.priority, r.state, r.id, r.region, r.file);
+    }
+    match (&e.verdict, &e.winner) {
+        (Some(v), Some(w)) => println!("verdict: {v} (rule {w})"),
+        _ => println!("verdict: none — no rule fires, the state does not change"),
+    }
+    println!("note: time conditions (quiet_ms, changed_within_ms) never hold offline: the screen's last change is unknown");
 }

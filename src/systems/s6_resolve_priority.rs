@@ -21,7 +21,7 @@ pub fn resolve_priority(
     for (screen, hook, process, kind, mut verdict) in &mut panes {
         let departed = process.ended > verdict.departures;
         let hook_new = hook.is_changed() && hook.claim.is_some();
-        let screen_new = screen.is_changed() && !screen.is_added();
+        let screen_new = screen.is_changed();
         if !(departed || hook_new || screen_new || verdict.reassess) {
             continue;
         }
@@ -29,6 +29,8 @@ pub fn resolve_priority(
         let mut next = Verdict { departures: process.ended, at: Some(clock.now), ..Verdict::default() };
         if departed {
             next.decision = Some((Decision::Departed, Cause::ProcessExited));
+            // A replacement process may already show a screen this tick: apply it on the next.
+            next.reassess = true;
         } else if hook_new {
             let decision = match hook.claim {
                 Some(HookClaim::Working) => Decision::Working,

@@ -37,12 +37,13 @@ pub fn emit_events(
                 emit(attention.cause.clone(), Change::Attention { flag: Flag::Unread, raised: now.1 });
             }
         }
-        let relabelled = labels.is_changed() && !labels.is_added() && !moved;
+        // A pane spawned with (restored) labels has nothing new to say about them.
+        let relabelled = labels.is_changed() && labels.last_changed() != labels.added() && !moved;
         if relabelled {
             emit(labels.cause.clone(), Change::Labels { labels: labels.labels.clone() });
         }
-        if hook.is_changed() && !hook.is_added() {
-            let changed = moved || flipped || (labels.is_changed() && !labels.is_added());
+        if hook.is_changed() {
+            let changed = moved || flipped || relabelled;
             for ticket in &hook.tickets {
                 outbox.answer(*ticket, Answer::Applied { changed });
             }

@@ -1,0 +1,184 @@
+//! Replay: plays an asciicast recording through the same world and schedule as the server,
+//! ticking every 500 ms of recording time and at each `"m"` marker, and checks each marker's
+//! expected state against the pane's lifecycle. Pure given the recording: no I/O, recording
+//! time drives the `Clock`.
+
+use crate::components::LifecycleState;
+use crate::event::Change;
+use crate::manifest::Catalog;
+use crate::pty::asciicast::{Cast, EventKind};
+use crate::resources::{Clock, EventOutbox};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// The server's default tick.
+pub const TICK: Duration = Duration::from_millis(500);
+const PANE: &str = "replay";
+
+/// A lifecycle change seen during replay.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Step {
+    /// Recording time, seconds.
+    pub at: f64,
+    /// Before.
+    pub from: LifecycleState,
+    /// After.
+    pub to: LifecycleState,
+    /// What decided it (`screen:<rule>`, …).
+    pub cause: Option<String>,
+}
+
+/// A marker and what was detected there.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct MarkerCheck {
+    /// Recording time, seconds.
+    pub at: f64,
+    /// The marker's label: working, blocked, idle (idle or done), done, other.
+    pub expected: String,
+    /// The lifecycle at the marker.
+    pub detected: LifecycleState,
+    /// The cause of that lifecycle.
+    pub cause: Option<String>,
+    /// Whether they agree.
+    pub ok: bool,
+    /// The screen at the marker.
+    #[serde(skip)]
+    pub screen: String,
+}
+
+/// The whole outcome of one replay.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Replay {
+    /// The kind whose rules were applied.
+    pub kind: String,
+    /// Lifecycle changes in order.
+    pub timeline: Vec<Step>,
+    /// Every marker, checked.
+    pub markers: Vec<MarkerCheck>,
+}
+
+impl Replay {
+    /// Markers whose expectation was not met.
+    pub fn mismatches(&self) -> usize {
+        self.markers.iter().filter(|m| !m.ok).count()
+    }
+}
+
+/// Whether a marker label accepts a lifecycle. `idle` means "ready for input": idle or done.
+pub fn marker_accepts(label: &str, state: LifecycleState) -> bool {
+    use LifecycleState::*;
+    match label {
+        "working" => state == Working,
+        "blocked" => state == Blocked,
+        "idle" => matches!(state, Idle | Done),
+        "done" => state == Done,
+        "other" => matches!(state, Idle | Done),
+        _ => false,
+    }
+}
+
+/// Plays `cast` through a fresh world with `catalog`, as a pane of `kind`.
+pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
+    let mut world = crate::world(catalog);
+    let start = Instant::now();
+    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(cast.header.timestamp.unwrap_or(0));
+    *world.resource_mut::<Clock>() = Clock::at(start, wall);
+    let (rows, cols) = (cast.header.height.max(1), cast.header.width.max(1));
+    // A fresh world has no panes, so opening cannot collide.
+    let _ = crate::panes::open_pane(&mut world, PANE, rows, cols, Some(kind), None);
+    let events = world.resource::<EventOutbox>().events().clone();
+    let mut out = Replay { kind: kind.to_owned(), timeline: Vec::new(), markers: Vec::new() };
+    let mut next_tick = TICK;
+    let tick = |world: &mut bevy_ecs::world::World, at: Duration, out: &mut Replay| {
+        *world.resource_mut::<Clock>() = Clock::at(start + at, wall + at);
+        world.run_schedule(crate::Tick);
+        for event in events.try_iter() {
+            if let Change::Lifecycle { from, to, .. } = event.change {
+                out.timeline.push(Step { at: at.as_secs_f64(), from, to, cause: event.cause.map(|c| c.to_string()) });
+            }
+        }
+    };
+    for event in &cast.events {
+        while next_tick <= event.time {
+            tick(&mut world, next_tick, &mut out);
+            next_tick += TICK;
+        }
+        match &event.kind {
+            EventKind::Output(data) => {
+                let _ = crate::panes::feed(&mut world, PANE, data.as_bytes());
+            }
+            EventKind::Resize { cols, rows } => {
+                let _ = crate::panes::resize(&mut world, PANE, *rows, *cols);
+            }
+            EventKind::Input(_) => {}
+            EventKind::Marker(label) => {
+                tick(&mut world, event.time, &mut out);
+                let label = label.trim().to_ascii_lowercase();
+                if let Ok(state) = crate::panes::state(&world, PANE) {
+                    out.markers.push(MarkerCheck {
+                        at: event.time.as_secs_f64(),
+                        ok: marker_accepts(&label, state.lifecycle),
+                        expected: label,
+                        detected: state.lifecycle,
+                        cause: state.cause,
+                        screen: crate::panes::screen_text(&world, PANE).unwrap_or_default(),
+                    });
+                }
+            }
+        }
+    }
+    if let Some(last) = cast.events.last() {
+        // Let the last screen settle, as a person would see it a moment later.
+        let end = last.time + Duration::from_secs(2);
+        while next_tick <= end {
+            tick(&mut world, next_tick, &mut out);
+            next_tick += TICK;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pty::asciicast::{CastEvent, Header};
+
+    fn cast(events: Vec<(f64, EventKind)>) -> Cast {
+        Cast {
+            header: Header::new(60, 10),
+            events: events.into_iter().map(|(t, kind)| CastEvent { time: Duration::from_secs_f64(t), kind }).collect(),
+        }
+    }
+
+    #[test]
+    fn markers_are_checked_against_the_lifecycle() {
+        let (catalog, errors) = Catalog::load([(
+            "k.toml",
+            "kind='k'\n[[screen]]\nid='busy'\nstate='working'\ncontains='esc to interrupt'\n\
+             [[screen]]\nid='ask'\nstate='blocked'\nregex='Allow\\?'\npriority=5\n\
+             [[screen]]\nid='prompt'\nstate='idle'\nregex='^> $|^>$'",
+        )]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let out = |s: &str| EventKind::Output(s.replace('\n', "\r\n"));
+        let mark = |s: &str| EventKind::Marker(s.into());
+        let c = cast(vec![
+            (0.1, out(">")),
+            (0.2, mark("idle")),
+            (0.3, out("\x1b[2J\x1b[Hthinking (esc to interrupt)")),
+            (0.9, mark("working")),
+            (1.0, out("\x1b[2J\x1b[HAllow? [y/n]")),
+            (1.6, mark("blocked")),
+            (2.0, out("\x1b[2J\x1b[H>")),
+            (4.0, mark("idle")),
+            (4.1, mark("working")),
+        ]);
+        let r = replay(&c, Arc::new(catalog), "k");
+        let got: Vec<(String, bool)> = r.markers.iter().map(|m| (m.expected.clone(), m.ok)).collect();
+        assert_eq!(
+            got,
+            [("idle".into(), true), ("working".into(), true), ("blocked".into(), true), ("idle".into(), true), ("working".into(), false)]
+        );
+        assert_eq!(r.mismatches(), 1);
+        assert_eq!(r.timeline.last().map(|s| s.to), Some(LifecycleState::Idle), "answered prompt → idle");
+    }
+}
