@@ -1,0 +1,88 @@
+//! Rule evaluation of one changed pane (§10): the combined automaton (one RegexSet pass per
+//! region, then rules in priority order) against the naive per-rule scan of the same screens,
+//! in the same group — and the bare cost of one RegexSet pass over the pane's regions, which
+//! the core issue's target is stated against (a changed Claude-class pane ≤ 2× that pass).
+
+#[path = "support/screens.rs"]
+mod screens;
+
+use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
+use lookout::manifest::Catalog;
+use lookout::rules::regions::{Rows, region_text};
+use lookout::rules::{Look, Strategy};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn parser(text: &str) -> vt100::Parser {
+    let rows = std::num::NonZeroU16::new(50).expect("rows");
+    let cols = std::num::NonZeroU16::new(200).expect("cols");
+    let mut p = vt100::Parser::new(rows, cols, 0);
+    p.process(text.as_bytes());
+    p
+}
+
+fn bench_evaluate(c: &mut Criterion) {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let Some(kind) = catalog.kind_id("claude").and_then(|k| catalog.kind(k)) else { return };
+    let mut group = c.benchmark_group("evaluate");
+    group.sample_size(30).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(300));
+    for state in ["working", "blocked", "idle"] {
+        let p = parser(&screens::claude_screen(50, 200, 3, state));
+        let now = Instant::now();
+        let look = Look { screen: p.screen(), title: "✳ Claude Code", progress: "", changed_at: Some(now), now };
+        group.bench_with_input(BenchmarkId::new("combined", state), &look, |b, look| {
+            b.iter(|| black_box(kind.evaluate_with(look, Strategy::Combined)));
+        });
+        group.bench_with_input(BenchmarkId::new("per-rule", state), &look, |b, look| {
+            b.iter(|| black_box(kind.evaluate_with(look, Strategy::PerRule)));
+        });
+        // Baseline: the region texts already built, one RegexSet pass over each.
+        let texts: Vec<String> = {
+            let mut rows = Rows::new(p.screen());
+            kind.regions.iter().map(|r| region_text(&mut rows, *r, look.title, "")).collect()
+        };
+        group.bench_with_input(BenchmarkId::new("regexset-pass", state), &texts, |b, texts| {
+            b.iter(|| {
+                for (set, text) in kind.sets.iter().zip(texts) {
+                    black_box(set.matches(text));
+                }
+            });
+        });
+        group.bench_with_input(BenchmarkId::new("extract-regions", state), &look, |b, look| {
+            b.iter(|| {
+                let mut rows = Rows::new(look.screen);
+                for r in &kind.regions {
+                    black_box(region_text(&mut rows, *r, look.title, ""));
+                }
+            });
+        });
+        let time = |f: &mut dyn FnMut()| {
+            let n = 20_000;
+            let t = Instant::now();
+            for _ in 0..n {
+                f();
+            }
+            t.elapsed().as_secs_f64() * 1e6 / n as f64
+        };
+        let combined = time(&mut || {
+            black_box(kind.evaluate_with(&look, Strategy::Combined));
+        });
+        let per_rule = time(&mut || {
+            black_box(kind.evaluate_with(&look, Strategy::PerRule));
+        });
+        let pass = time(&mut || {
+            for (set, text) in kind.sets.iter().zip(&texts) {
+                black_box(set.matches(text));
+            }
+        });
+        println!(
+            "FIGURE evaluate claude/{state}: combined {combined:.2} µs, per-rule {per_rule:.2} µs, one RegexSet pass {pass:.2} µs, combined/pass {:.2}×",
+            combined / pass
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_evaluate);
+criterion_main!(benches);
