@@ -1,0 +1,298 @@
+//! The tmux CLI as a pane source: list every pane of a tmux server, capture a pane's visible screen,
+//! and write `@lookout_*` user options back (SPEC §9).
+//!
+//! Also turns one capture into the bytes that repaint a headless terminal with it, so the core sees a
+//! tmux pane exactly as it would see a PTY. Touches only the `tmux` binary (one short-lived process
+//! per call, as tmux's own tools do); it keeps no state.
+
+use std::ffi::OsString;
+use std::fmt;
+use std::io;
+use std::process::{Command, Output, Stdio};
+
+/// The `list-panes` format: one tab-separated line per pane, the title last because it may hold tabs.
+const FORMAT: &str = "#{pane_id}\t#{window_id}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}\t\
+                      #{alternate_on}\t#{cursor_x}\t#{cursor_y}\t#{pane_width}\t#{pane_height}\t#{pane_title}";
+
+/// What `list-panes` says about one pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PaneInfo {
+    /// tmux's pane id, `%3`.
+    pub id: String,
+    /// The window it is in, `@1`.
+    pub window: String,
+    /// The pid of the pane's root process (usually its shell).
+    pub pid: u32,
+    /// The pane's terminal device, `/dev/pts/4`.
+    pub tty: String,
+    /// tmux's idea of the foreground command (a fallback name; the probe reads `/proc`).
+    pub current_command: String,
+    /// The pane shows its alternate screen.
+    pub alternate: bool,
+    /// Cursor column, from 0.
+    pub cursor_x: u16,
+    /// Cursor row, from 0.
+    pub cursor_y: u16,
+    /// Width in columns.
+    pub width: u16,
+    /// Height in rows.
+    pub height: u16,
+    /// The pane title (OSC 0/2).
+    pub title: String,
+}
+
+/// A `list-panes` line that is not in [`FORMAT`]'s shape (a tmux too old for a format, say).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine(pub String);
+
+impl PaneInfo {
+    /// Parses one line of `list-panes -F FORMAT`.
+    pub fn parse(line: &str) -> Result<PaneInfo, BadLine> {
+        let bad = || BadLine(line.to_owned());
+        let f: Vec<&str> = line.splitn(11, '\t').collect();
+        let [id, window, pid, tty, command, alternate, x, y, w, h, title] = f[..] else {
+            return Err(bad());
+        };
+        let number = |s: &str| s.parse::<u16>().map_err(|_| bad());
+        Ok(PaneInfo {
+            id: id.to_owned(),
+            window: window.to_owned(),
+            pid: pid.parse().map_err(|_| bad())?,
+            tty: tty.to_owned(),
+            current_command: command.to_owned(),
+            alternate: alternate == "1",
+            cursor_x: number(x)?,
+            cursor_y: number(y)?,
+            width: number(w)?,
+            height: number(h)?,
+            title: title.to_owned(),
+        })
+    }
+}
+
+/// Why a tmux call failed.
+#[derive(Debug)]
+pub enum TmuxError {
+    /// `tmux` could not be started at all (not installed?).
+    Spawn(io::Error),
+    /// tmux ran and said no (no server running, no such pane, …).
+    Failed {
+        /// The subcommand, for the message.
+        command: String,
+        /// What tmux wrote to stderr.
+        stderr: String,
+    },
+}
+
+impl fmt::Display for TmuxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TmuxError::Spawn(err) => write!(f, "cannot run tmux: {err}"),
+            TmuxError::Failed { command, stderr } => {
+                write!(f, "tmux {command} failed: {}", stderr.trim())
+            }
+        }
+    }
+}
+
+impl std::error::Error for TmuxError {}
+
+/// One tmux server, addressed like `tmux -L NAME` (or the user's default server).
+#[derive(Debug, Clone, Default)]
+pub struct Tmux {
+    socket_name: Option<String>,
+}
+
+impl Tmux {
+    /// The tmux server named `socket_name` (`tmux -L`), or the default one.
+    pub fn new(socket_name: Option<String>) -> Self {
+        Tmux { socket_name }
+    }
+
+    /// The `-L` name, if one was given.
+    pub fn socket_name(&self) -> Option<&str> {
+        self.socket_name.as_deref()
+    }
+
+    fn run(&self, args: &[&str]) -> Result<Output, TmuxError> {
+        let mut command = Command::new("tmux");
+        if let Some(name) = &self.socket_name {
+            command.arg("-L").arg(name);
+        }
+        let output = command
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(TmuxError::Spawn)?;
+        if output.status.success() {
+            Ok(output)
+        } else {
+            Err(TmuxError::Failed {
+                command: args.first().copied().unwrap_or_default().to_owned(),
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            })
+        }
+    }
+
+    /// Whether a server answers at all.
+    pub fn is_running(&self) -> bool {
+        self.run(&["list-sessions"]).is_ok()
+    }
+
+    /// Every pane of every session; lines tmux writes in another shape are skipped.
+    pub fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
+        let output = self.run(&["list-panes", "-a", "-F", FORMAT])?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        Ok(text
+            .lines()
+            .filter_map(|line| PaneInfo::parse(line).ok())
+            .collect())
+    }
+
+    /// The visible screen of pane `id`, with colours (`capture-pane -p -e`), one line per row.
+    pub fn capture(&self, id: &str) -> Result<Vec<u8>, TmuxError> {
+        Ok(self.run(&["capture-pane", "-p", "-e", "-t", id])?.stdout)
+    }
+
+    /// Sets (or, for an empty `value`, unsets) a user option of a pane (`scope` `-p`) or window (`-w`).
+    pub fn set_option(
+        &self,
+        scope: Scope,
+        target: &str,
+        name: &str,
+        value: &str,
+    ) -> Result<(), TmuxError> {
+        let flag = scope.flag();
+        if value.is_empty() {
+            self.run(&["set-option", flag, "-u", "-t", target, name])?;
+        } else {
+            self.run(&["set-option", flag, "-t", target, name, value])?;
+        }
+        Ok(())
+    }
+
+    /// The argv prefix of this server, for callers that run tmux themselves (tests, docs).
+    pub fn argv_prefix(&self) -> Vec<OsString> {
+        let mut argv = vec![OsString::from("tmux")];
+        if let Some(name) = &self.socket_name {
+            argv.push("-L".into());
+            argv.push(name.into());
+        }
+        argv
+    }
+}
+
+/// Where a tmux option lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// A pane option (`set-option -p`).
+    Pane,
+    /// A window option (`set-option -w`).
+    Window,
+}
+
+impl Scope {
+    fn flag(self) -> &'static str {
+        match self {
+            Scope::Pane => "-p",
+            Scope::Window => "-w",
+        }
+    }
+}
+
+/// The bytes that repaint a blank headless terminal with `capture` as `info` describes it: the screen
+/// mode, a clear, the rows joined by CR LF (no newline after the last, which would scroll), the cursor
+/// position, and the title.
+pub fn repaint(info: &PaneInfo, capture: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(capture.len() + 64);
+    out.extend_from_slice(if info.alternate {
+        b"\x1b[?1049h"
+    } else {
+        b"\x1b[?1049l"
+    });
+    out.extend_from_slice(b"\x1b[0m\x1b[H\x1b[2J");
+    let body = capture.strip_suffix(b"\n").unwrap_or(capture);
+    let rows = body
+        .split(|&b| b == b'\n')
+        .take(usize::from(info.height.max(1)));
+    for (i, row) in rows.enumerate() {
+        if i > 0 {
+            // A row's colours must not bleed into the next one's blank cells.
+            out.extend_from_slice(b"\x1b[0m\r\n");
+        }
+        out.extend_from_slice(row);
+    }
+    out.extend_from_slice(b"\x1b[0m");
+    out.extend_from_slice(format!("\x1b[{};{}H", info.cursor_y + 1, info.cursor_x + 1).as_bytes());
+    // BEL and ESC would end the OSC early; a title cannot hold them anyway.
+    let title: String = info
+        .title
+        .chars()
+        .filter(|c| *c != '\x07' && *c != '\x1b')
+        .collect();
+    out.extend_from_slice(format!("\x1b]2;{title}\x07").as_bytes());
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> PaneInfo {
+        PaneInfo::parse("%3\t@1\t4242\t/dev/pts/4\tbash\t0\t2\t1\t20\t3\tmy\ttitle")
+            .expect("parses")
+    }
+
+    fn parser(rows: u16, cols: u16) -> vt100::Parser {
+        let nz = |n: u16| std::num::NonZeroU16::new(n).expect("non-zero");
+        vt100::Parser::new(nz(rows), nz(cols), 0)
+    }
+
+    #[test]
+    fn a_list_panes_line_parses_with_tabs_in_the_title() {
+        let info = info();
+        assert_eq!(info.id, "%3");
+        assert_eq!(info.window, "@1");
+        assert_eq!(info.pid, 4242);
+        assert_eq!(
+            (info.cursor_x, info.cursor_y, info.width, info.height),
+            (2, 1, 20, 3)
+        );
+        assert!(!info.alternate);
+        assert_eq!(info.title, "my\ttitle");
+        assert!(PaneInfo::parse("%3\t@1\tnot-a-pid").is_err());
+        assert!(PaneInfo::parse("").is_err());
+    }
+
+    #[test]
+    fn a_repaint_reproduces_the_capture_on_a_headless_terminal() {
+        let mut info = info();
+        info.title = "agent".into();
+        let bytes = repaint(&info, b"\x1b[31mred\x1b[39m row\nsecond\nthird\n");
+        let mut parser = parser(3, 20);
+        parser.process(b"old junk everywhere\r\nmore junk");
+        parser.process(&bytes);
+        let screen = parser.screen();
+        assert_eq!(screen.contents(), "red row\nsecond\nthird");
+        assert_eq!(screen.cursor_position(), (1, 2));
+        assert!(!screen.alternate_screen());
+        assert!(
+            screen
+                .cell(0, 0)
+                .is_some_and(|c| c.fgcolor() == vt100::Color::Idx(1))
+        );
+
+        info.alternate = true;
+        parser.process(&repaint(&info, b"full\nscreen\napp\n"));
+        assert!(parser.screen().alternate_screen());
+        assert_eq!(parser.screen().contents(), "full\nscreen\napp");
+    }
+
+    #[test]
+    fn extra_capture_lines_never_scroll_the_screen() {
+        let bytes = repaint(&info(), b"a\nb\nc\nd\n");
+        let mut parser = parser(3, 20);
+        parser.process(&bytes);
+        assert_eq!(parser.screen().contents(), "a\nb\nc");
+    }
+}
