@@ -388,3 +388,22 @@ fn restored_pane_resumes_without_events() {
     let s = panes::state(&world, "p").expect("pane");
     assert_eq!((s.lifecycle, s.input_required, s.labels, s.cause.as_deref()), (Blocked, true, vec!["gate ×1".to_owned()], Some("screen:ask")));
 }
+
+#[test]
+fn title_and_progress_regions_come_from_osc_sequences() {
+    let extra = "\n[[screen]]\nid = \"busy-title\"\nstate = \"working\"\nregion = \"title\"\nregex = ['^[⠁-⣿] ']\npriority = 10\n\
+                 [[screen]]\nid = \"progress-busy\"\nstate = \"working\"\nregion = \"progress\"\nregex = ['^4;[13];']\npriority = 5\n";
+    let mut h = Harness::new(extra);
+    h.open("t", Some("fake"));
+    panes::feed(&mut h.world, "t", "\x1b]0;⠋ fixing tests\x07".as_bytes()).expect("pane");
+    h.tick();
+    assert_eq!(h.state("t").cause.as_deref(), Some("screen:busy-title"));
+    h.open("g", Some("fake"));
+    panes::feed(&mut h.world, "g", b"\x1b]9;4;3;0\x07progress...").expect("pane");
+    h.tick();
+    assert_eq!((h.lifecycle("g"), h.state("g").cause.as_deref()), (Working, Some("screen:progress-busy")));
+    // A stale busy title must not hide a permission dialog: blocked outranks it.
+    panes::feed(&mut h.world, "t", b"\x1b[2J\x1b[HAllow this?").expect("pane");
+    h.tick();
+    assert_eq!(h.lifecycle("t"), Blocked);
+}
