@@ -6,10 +6,15 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod check;
+mod events;
 mod explain;
 mod record;
 mod replay;
+mod report;
 mod run;
+mod serve;
+mod status;
+mod wait;
 
 /// lookout: which of your AI coding agents is working, blocked, done or idle.
 #[derive(Debug, Parser)]
@@ -31,6 +36,16 @@ enum Command {
     Replay(replay::Args),
     /// Run a command in a PTY, transparently, and report its pane to the server.
     Run(run::Args),
+    /// Run the server: the world, its tick, the socket and the database.
+    Serve(serve::Args),
+    /// Report an agent's state from its hooks (state, turn-end, session).
+    Report(report::Args),
+    /// Print every pane's state (a table, or --json).
+    Status(status::Args),
+    /// Subscribe and print the snapshot, then every event, as JSON lines.
+    Events(events::Args),
+    /// Wait until a pane becomes one of the given states (exit 1 on timeout).
+    Wait(wait::Args),
 }
 
 /// Parses the process arguments, runs the subcommand and turns its outcome into an exit code.
@@ -42,6 +57,11 @@ pub fn main() -> ExitCode {
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Run(args) => run::run(args),
+        Command::Serve(args) => serve::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Status(args) => status::run(args),
+        Command::Events(args) => events::run(args),
+        Command::Wait(args) => wait::run(args),
     };
     match outcome {
         Ok(code) => code,

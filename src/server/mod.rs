@@ -2,16 +2,33 @@
 //!
 //! - `protocol`: the wire types, version and features (pure).
 //! - `client`: the blocking client every CLI and pane source uses.
+//! - `conn`: the listener and the per-connection reader/writer threads.
+//! - `engine`: the world thread — requests between ticks, the tick, persistence, fan-out;
+//!   `handlers` and `subscribe` hold its simpler parts.
+//! - `store`: SQLite (§7); `mirror`: the JSON mirror fallback (§8.3).
 //!
 //! Everything here is edge: sockets, threads, SQLite and files live in this module and in `cli/`,
 //! never in the core.
 
 pub mod client;
+pub mod conn;
+pub mod engine;
+mod handlers;
+pub mod mirror;
 pub mod protocol;
+pub mod store;
+pub mod subscribe;
 
 pub use client::{Client, ClientError};
 
+use crate::manifest::{Catalog, ManifestError};
+use crossbeam_channel::{Sender, bounded, unbounded};
+use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// The socket path when none is given: `$XDG_RUNTIME_DIR/lookout/lookout.sock`, or
 /// `/tmp/lookout-<uid>/lookout.sock` where there is no runtime directory (a bare ssh session, a container).
@@ -22,6 +39,13 @@ pub fn default_socket_path() -> PathBuf {
             PathBuf::from(format!("/tmp/lookout-{}", nix::unistd::getuid())).join("lookout.sock")
         }
     }
+}
+
+/// `$LOOKOUT_SOCKET`, when set: the socket the pane's own lookout told it about (§8.3).
+pub fn env_socket() -> Option<PathBuf> {
+    std::env::var_os("LOOKOUT_SOCKET")
+        .filter(|s| !s.is_empty())
+        .map(PathBuf::from)
 }
 
 /// lookout's state directory: `$XDG_STATE_HOME/lookout`, else `~/.local/state/lookout`.
@@ -46,4 +70,158 @@ pub fn default_db_path() -> PathBuf {
 /// Where `lookout report` leaves reports when the socket is unreachable (§8.3): `<state dir>/agent-status`.
 pub fn default_mirror_dir() -> PathBuf {
     state_dir().join("agent-status")
+}
+
+/// How to run a server.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The socket to listen on.
+    pub socket: PathBuf,
+    /// The database; `None` keeps nothing across restarts.
+    pub db: Option<PathBuf>,
+    /// The tick period (SPEC §3.1: about 500 ms).
+    pub tick: Duration,
+    /// Extra manifest directories (after bundled and the user's).
+    pub manifests: Vec<PathBuf>,
+    /// The mirror directory to ingest (§8.3); `None` ingests nothing.
+    pub mirror_dir: Option<PathBuf>,
+}
+
+impl Config {
+    /// The defaults: default socket, database and mirror directory, 500 ms ticks.
+    pub fn standard() -> Config {
+        Config {
+            socket: default_socket_path(),
+            db: Some(default_db_path()),
+            tick: Duration::from_millis(500),
+            manifests: Vec::new(),
+            mirror_dir: Some(default_mirror_dir()),
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug)]
+pub enum ServeError {
+    /// A server already answers on the socket.
+    AlreadyRunning(PathBuf),
+    /// The socket could not be created.
+    Socket(PathBuf, std::io::Error),
+    /// The database could not be opened.
+    Store(store::StoreError),
+    /// A thread could not be started.
+    Thread(std::io::Error),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::AlreadyRunning(p) => {
+                write!(
+                    f,
+                    "a lookout server is already running on {} (stop it, or pass another --socket)",
+                    p.display()
+                )
+            }
+            ServeError::Socket(p, e) => write!(f, "cannot listen on {}: {e}", p.display()),
+            ServeError::Store(e) => write!(f, "{e}"),
+            ServeError::Thread(e) => write!(f, "cannot start a thread: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// A bound, ready server: the socket listens, the database is open, the world is built.
+pub struct Server {
+    config: Config,
+    listener: UnixListener,
+    engine: engine::Engine,
+    stop_tx: Sender<()>,
+    stop_rx: crossbeam_channel::Receiver<()>,
+}
+
+/// Stops a running server (a final tick, then the socket is removed).
+#[derive(Debug, Clone)]
+pub struct Stopper(Sender<()>);
+
+impl Stopper {
+    /// Asks the server to stop; returns at once.
+    pub fn stop(&self) {
+        let _ = self.0.try_send(());
+    }
+}
+
+impl Server {
+    /// Binds the socket, opens the database and builds the world. Manifest errors are returned
+    /// for the caller to print as warnings; the manifests that loaded are used.
+    pub fn bind(config: Config) -> Result<(Server, Vec<ManifestError>), ServeError> {
+        let store = match &config.db {
+            Some(path) => {
+                if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                    let _ = std::fs::create_dir_all(dir);
+                }
+                Some(store::Store::open(path).map_err(ServeError::Store)?)
+            }
+            None => None,
+        };
+        let (catalog, errors) = Catalog::standard(&config.manifests);
+        // Bound last, so a client that can connect finds a server ready to answer.
+        let listener = conn::bind(&config.socket).map_err(|e| match e {
+            conn::BindError::Live => ServeError::AlreadyRunning(config.socket.clone()),
+            conn::BindError::Io(e) => ServeError::Socket(config.socket.clone(), e),
+        })?;
+        let world = crate::world(Arc::new(catalog));
+        let engine = engine::Engine::new(world, store, config.mirror_dir.clone());
+        let (stop_tx, stop_rx) = bounded(1);
+        Ok((
+            Server {
+                config,
+                listener,
+                engine,
+                stop_tx,
+                stop_rx,
+            },
+            errors,
+        ))
+    }
+
+    /// A handle that stops this server from another thread (a signal handler, an embedder).
+    pub fn stopper(&self) -> Stopper {
+        Stopper(self.stop_tx.clone())
+    }
+
+    /// Serves until stopped: the world on this thread, connections on their own.
+    pub fn run(self) -> Result<(), ServeError> {
+        let Server {
+            config,
+            listener,
+            engine,
+            stop_rx,
+            ..
+        } = self;
+        let (requests_tx, requests_rx) = unbounded();
+        let stop_accepting = Arc::new(AtomicBool::new(false));
+        let flag = stop_accepting.clone();
+        std::thread::Builder::new()
+            .name("lookout-accept".into())
+            .spawn(move || conn::accept_loop(listener, requests_tx, flag))
+            .map_err(ServeError::Thread)?;
+        engine.run(requests_rx, stop_rx, config.tick);
+        // Wake the acceptor so it sees the flag, then take the socket away.
+        stop_accepting.store(true, Ordering::Relaxed);
+        let _ = UnixStream::connect(&config.socket);
+        let _ = std::fs::remove_file(&config.socket);
+        Ok(())
+    }
+
+    /// Runs the server on a background thread (an embedded server for `lookout watch`).
+    pub fn spawn(self) -> Result<(Stopper, JoinHandle<Result<(), ServeError>>), ServeError> {
+        let stopper = self.stopper();
+        let handle = std::thread::Builder::new()
+            .name("lookout-server".into())
+            .spawn(move || self.run())
+            .map_err(ServeError::Thread)?;
+        Ok((stopper, handle))
+    }
 }

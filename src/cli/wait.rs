@@ -1,0 +1,91 @@
+//! `lookout wait PANE --until done,blocked [--timeout 30s]`: block until the pane transitions into
+//! one of the states (over `agent.wait`), print its state as JSON; exit 0 on reach, 1 on timeout.
+//! For scripts that hand an agent work and wait for it. A thin client of the socket.
+
+use crate::components::LifecycleState;
+use crate::server::{Client, ClientError, default_socket_path, env_socket};
+use anyhow::{Context as _, bail};
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Arguments of `lookout wait`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The pane to wait for.
+    pane: String,
+    /// Lifecycles to wait for, comma-separated (idle, working, blocked, done).
+    #[arg(long, value_delimiter = ',', default_value = "done,blocked")]
+    until: Vec<String>,
+    /// How long to wait: `30s`, `500ms`, `2m`, or plain seconds.
+    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    timeout: Duration,
+    /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+}
+
+/// Parses `30s`, `500ms`, `2m` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = text
+        .find(|c: char| !c.is_ascii_digit())
+        .map_or((text, "s"), |i| text.split_at(i));
+    let n: u64 = number
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration like 30s or 500ms"))?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(n)),
+        "s" => Ok(Duration::from_secs(n)),
+        "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
+        _ => Err(format!("`{text}`: unit must be ms, s or m")),
+    }
+}
+
+/// Waits; 0 when reached, 1 on timeout.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut until = Vec::new();
+    for name in &args.until {
+        match LifecycleState::parse(name.trim()) {
+            Some(s) => until.push(s.name()),
+            None => bail!("`{name}` is not a lifecycle (idle, working, blocked, done)"),
+        }
+    }
+    let socket = args
+        .socket
+        .or_else(env_socket)
+        .unwrap_or_else(default_socket_path);
+    let mut client = Client::connect(&socket)
+        .with_context(|| format!("no lookout server on {}", socket.display()))?;
+    let timeout_ms = u64::try_from(args.timeout.as_millis()).unwrap_or(u64::MAX);
+    match client.call(
+        "agent.wait",
+        json!({"pane": args.pane, "until": until, "timeout_ms": timeout_ms}),
+    ) {
+        Ok(state) => {
+            println!("{state}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(ClientError::Server(e)) if e.code == "timeout" => {
+            eprintln!("lookout: {}", e.message);
+            Ok(ExitCode::from(1))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations() {
+        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
+        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
+        assert!(parse_duration("7h").is_err());
+        assert!(parse_duration("x").is_err());
+    }
+}

@@ -1,0 +1,330 @@
+//! The socket side: binding the listener safely (dir 0700, socket 0600, stale socket replaced,
+//! live one refused), accepting connections, and one reader plus one writer thread per connection.
+//!
+//! The reader parses bounded JSON lines and forwards requests to the world thread; the writer
+//! drains the connection's bounded queue of response and event lines. The world thread only ever
+//! `try_send`s into that queue, so a slow client can never stall the tick (§6, §8.4).
+
+use crate::server::protocol::{MAX_LINE, Request, Response, WireError, parse_line, too_slow_line};
+use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use serde_json::Value;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Event lines a subscriber may fall behind by before it is dropped (§8.4).
+pub const EVENT_QUEUE: usize = 1024;
+/// Requests one connection may have in flight (pipelined) before its reader waits.
+pub const IN_FLIGHT: usize = 256;
+/// A client that does not read for this long is given up on.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A line to write.
+#[derive(Debug)]
+pub enum Out {
+    /// A response to a request: frees one in-flight slot once written.
+    Reply(String),
+    /// An event line.
+    Event(String),
+}
+
+/// Where the world thread sends a connection's lines.
+#[derive(Debug, Clone)]
+pub struct Peer {
+    tx: Sender<Out>,
+    dropped: Arc<AtomicBool>,
+}
+
+impl Peer {
+    /// Sends a response; false when the connection is gone or hopelessly behind.
+    pub fn reply(&self, id: &Value, result: Result<Value, WireError>) -> bool {
+        let line = match result {
+            Ok(v) => Response::ok(id, v),
+            Err(e) => Response::err(id, e),
+        };
+        self.send(Out::Reply(line))
+    }
+
+    /// Sends an event line; false when the subscriber is gone or was dropped as too slow.
+    pub fn event(&self, line: String) -> bool {
+        self.send(Out::Event(line))
+    }
+
+    fn send(&self, out: Out) -> bool {
+        if self.dropped.load(Ordering::Relaxed) {
+            return false;
+        }
+        match self.tx.try_send(out) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                // The writer sees the flag, writes the final `too_slow` line and closes.
+                self.dropped.store(true, Ordering::Relaxed);
+                false
+            }
+            Err(TrySendError::Disconnected(_)) => false,
+        }
+    }
+}
+
+/// A request on its way to the world thread.
+#[derive(Debug)]
+pub struct Incoming {
+    /// The request's id.
+    pub id: Value,
+    /// The request.
+    pub request: Request,
+    /// Where to answer.
+    pub peer: Peer,
+}
+
+/// Why the socket could not be served.
+#[derive(Debug)]
+pub enum BindError {
+    /// Another server answers on the socket.
+    Live,
+    /// Creating the directory or the socket failed.
+    Io(io::Error),
+}
+
+/// Binds `path`: creates its directory 0700, replaces a stale socket, refuses a live one, and
+/// makes the socket 0600 (other users cannot connect).
+pub fn bind(path: &Path) -> Result<UnixListener, BindError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(BindError::Io)?;
+        }
+        // A directory we were handed (not created) may be shared: tighten it only if it is ours.
+        if dir
+            .metadata()
+            .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
+            .ok()
+            == Some(nix::unistd::getuid().as_raw())
+        {
+            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+        }
+    }
+    if path.exists() {
+        if UnixStream::connect(path).is_ok() {
+            return Err(BindError::Live);
+        }
+        std::fs::remove_file(path).map_err(BindError::Io)?;
+    }
+    let listener = UnixListener::bind(path).map_err(BindError::Io)?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(BindError::Io)?;
+    Ok(listener)
+}
+
+/// Accepts connections until `stop` is set (the stopper then connects once to wake `accept`).
+pub fn accept_loop(listener: UnixListener, to_world: Sender<Incoming>, stop: Arc<AtomicBool>) {
+    for stream in listener.incoming() {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(stream) = stream else { continue };
+        let to_world = to_world.clone();
+        let spawned = std::thread::Builder::new()
+            .name("lookout-conn".into())
+            .spawn(move || serve(stream, to_world));
+        if let Err(e) = spawned {
+            eprintln!("lookout: cannot start a connection thread: {e}");
+        }
+    }
+}
+
+/// One read of a bounded line.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line (without its newline) in the buffer.
+    Complete,
+    /// The line exceeded the limit; it was read to its newline and discarded.
+    TooLong,
+    /// The peer closed the connection.
+    Eof,
+}
+
+/// Reads one line of at most `max` bytes into `buf` (cleared first) without ever holding more
+/// than `max` bytes: an over-long line is discarded up to its newline.
+pub fn read_line_bounded(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    max: usize,
+) -> io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(if too_long {
+                Line::TooLong
+            } else if buf.is_empty() {
+                Line::Eof
+            } else {
+                Line::Complete
+            });
+        }
+        let (take, end) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i, true),
+            None => (chunk.len(), false),
+        };
+        if !too_long && buf.len() + take <= max {
+            buf.extend_from_slice(&chunk[..take]);
+        } else {
+            too_long = true;
+            buf.clear();
+        }
+        reader.consume(take + usize::from(end));
+        if end {
+            return Ok(if too_long {
+                Line::TooLong
+            } else {
+                Line::Complete
+            });
+        }
+    }
+}
+
+fn serve(stream: UnixStream, to_world: Sender<Incoming>) {
+    let Ok(write_half) = stream.try_clone() else {
+        return;
+    };
+    let _ = write_half.set_write_timeout(Some(WRITE_TIMEOUT));
+    let (tx, rx) = bounded::<Out>(EVENT_QUEUE + IN_FLIGHT);
+    let (slots_tx, slots_rx) = bounded::<()>(IN_FLIGHT);
+    let dropped = Arc::new(AtomicBool::new(false));
+    let peer = Peer {
+        tx,
+        dropped: dropped.clone(),
+    };
+    let writer = std::thread::Builder::new()
+        .name("lookout-conn-w".into())
+        .spawn(move || write_loop(write_half, rx, slots_rx, dropped));
+    if writer.is_err() {
+        return;
+    }
+    let mut reader = BufReader::new(stream);
+    let mut buf = Vec::new();
+    loop {
+        let line = match read_line_bounded(&mut reader, &mut buf, MAX_LINE) {
+            Ok(Line::Eof) | Err(_) => break,
+            Ok(line) => line,
+        };
+        if line == Line::Complete && buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        // Wait for a free slot: pipelining is allowed, without bound it is not.
+        if slots_tx.send(()).is_err() {
+            break;
+        }
+        let parsed = match line {
+            Line::TooLong => Err((
+                Value::Null,
+                WireError::new(
+                    "too_large",
+                    format!("request line over {MAX_LINE} bytes; it was discarded"),
+                ),
+            )),
+            _ => parse_line(&buf),
+        };
+        match parsed {
+            Ok((id, request)) => {
+                if to_world
+                    .send(Incoming {
+                        id,
+                        request,
+                        peer: peer.clone(),
+                    })
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            Err((id, error)) => {
+                if !peer.reply(&id, Err(error)) {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+fn write_loop(
+    stream: UnixStream,
+    rx: Receiver<Out>,
+    slots: Receiver<()>,
+    dropped: Arc<AtomicBool>,
+) {
+    let mut out = BufWriter::new(&stream);
+    let write = |out: &mut BufWriter<&UnixStream>, line: &str| -> io::Result<()> {
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")?;
+        // Flush when nothing else is queued: batches under load, prompt when idle.
+        if rx.is_empty() { out.flush() } else { Ok(()) }
+    };
+    while let Ok(item) = rx.recv() {
+        if dropped.load(Ordering::Relaxed) {
+            let _ = write(&mut out, &too_slow_line()).and_then(|()| out.flush());
+            break;
+        }
+        let (line, reply) = match item {
+            Out::Reply(line) => (line, true),
+            Out::Event(line) => (line, false),
+        };
+        if write(&mut out, &line).is_err() {
+            break;
+        }
+        if reply {
+            let _ = slots.try_recv();
+        }
+    }
+    let _ = out.flush();
+    drop(out);
+    let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounded_lines() {
+        let data = b"short\nthis-is-far-too-long\nok\nend-no-newline".to_vec();
+        let mut r = BufReader::with_capacity(4, &data[..]);
+        let mut buf = Vec::new();
+        assert_eq!(
+            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            Line::Complete
+        );
+        assert_eq!(buf, b"short");
+        assert_eq!(
+            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            Line::TooLong
+        );
+        assert_eq!(
+            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            Line::Complete
+        );
+        assert_eq!(buf, b"ok");
+        assert_eq!(
+            read_line_bounded(&mut r, &mut buf, 20).expect("read"),
+            Line::Complete
+        );
+        assert_eq!(buf, b"end-no-newline");
+        assert_eq!(
+            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            Line::Eof
+        );
+    }
+}

@@ -1,0 +1,328 @@
+//! The world thread: owns the `World`, answers requests between ticks, runs the tick, persists
+//! it, and fans its events out to subscribers and waiters.
+//!
+//! Everything that touches the world happens here, on one thread, so a subscriber registered
+//! before its snapshot sees exactly the events after it (§8.4). Requests come from `conn`; the
+//! tick's I/O is the mirror directory (`mirror`) and the database (`store`). Request handlers that
+//! only read or queue live in `handlers`.
+
+use crate::components::{AgentKind, Attention, Labels, Lifecycle, PaneId};
+use crate::event::{Change, Event, EventSeq};
+use crate::panes;
+use crate::report::{Answer, Report, ReportBody};
+use crate::resources::{Clock, EventCounter, EventOutbox, PaneIndex, Ticket};
+use crate::server::conn::{Incoming, Peer};
+use crate::server::mirror::{self, Ingested};
+use crate::server::protocol::{Request, WireError, event_line};
+use crate::server::store::{PaneRow, Store};
+use crate::server::subscribe::Waiters;
+use bevy_ecs::world::World;
+use crossbeam_channel::{Receiver, select};
+use serde_json::{Value, json};
+use std::collections::{BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Who waits for a report's answer.
+#[derive(Debug)]
+struct Pending {
+    id: Value,
+    /// `None`: a mirror file's report, answered into the log.
+    peer: Option<Peer>,
+    /// `report.session` answers `{}`, the others `{"applied","changed"}`.
+    session: bool,
+}
+
+/// The world and everything the world thread keeps.
+pub struct Engine {
+    pub(crate) world: World,
+    store: Option<Store>,
+    mirror_dir: Option<PathBuf>,
+    pending: HashMap<Ticket, Pending>,
+    pub(crate) subscribers: Vec<Peer>,
+    pub(crate) waiters: Waiters,
+}
+
+impl Engine {
+    /// An engine over `world`, continuing the event numbering from the store's log.
+    pub fn new(mut world: World, store: Option<Store>, mirror_dir: Option<PathBuf>) -> Engine {
+        if let Some(last) = store.as_ref().and_then(|s| s.last_seq().ok()) {
+            world.resource_mut::<EventCounter>().0 = EventSeq(last);
+        }
+        Engine {
+            world,
+            store,
+            mirror_dir,
+            pending: HashMap::new(),
+            subscribers: Vec::new(),
+            waiters: Waiters::default(),
+        }
+    }
+
+    /// Runs until `shutdown` fires or every request sender is gone; ends with a final tick so
+    /// queued reports are answered and persisted.
+    pub fn run(mut self, requests: Receiver<Incoming>, shutdown: Receiver<()>, tick: Duration) {
+        let ticker = crossbeam_channel::tick(tick);
+        loop {
+            let wake = self
+                .waiters
+                .next_deadline()
+                .map(|d| d.saturating_duration_since(Instant::now()));
+            select! {
+                recv(requests) -> msg => match msg {
+                    Ok(incoming) => self.handle(incoming),
+                    Err(_) => break,
+                },
+                recv(ticker) -> _ => self.tick(),
+                recv(shutdown) -> _ => break,
+                default(wake.unwrap_or(tick)) => self.waiters.expire(Instant::now()),
+            }
+        }
+        self.tick();
+    }
+
+    /// Answers one request (reports and waits are answered later).
+    pub fn handle(&mut self, Incoming { id, request, peer }: Incoming) {
+        let result = match request {
+            Request::ReportSession(pane, source, session) => {
+                return self.report(
+                    id,
+                    Some(peer),
+                    Report {
+                        pane: pane.into(),
+                        source: source.into(),
+                        body: ReportBody::Session(session),
+                    },
+                );
+            }
+            Request::ReportState(pane, source, seq, state) => {
+                let body = ReportBody::State { seq, state };
+                return self.report(
+                    id,
+                    Some(peer),
+                    Report {
+                        pane: pane.into(),
+                        source: source.into(),
+                        body,
+                    },
+                );
+            }
+            Request::ReportTurnEnd(pane, source, seq, status) => {
+                let body = ReportBody::TurnEnd { seq, status };
+                return self.report(
+                    id,
+                    Some(peer),
+                    Report {
+                        pane: pane.into(),
+                        source: source.into(),
+                        body,
+                    },
+                );
+            }
+            Request::Subscribe => {
+                // Registered first, snapshot second, both on this thread: no gap, no duplicate.
+                self.subscribers.push(peer.clone());
+                Ok(self.snapshot())
+            }
+            Request::AgentWait(pane, until, timeout_ms) => match panes::state(&self.world, &pane) {
+                Ok(_) => {
+                    let deadline = Instant::now() + Duration::from_millis(timeout_ms);
+                    self.waiters.add(id, peer, pane, until, deadline);
+                    return;
+                }
+                Err(_) => Err(WireError::unknown_pane(&pane)),
+            },
+            Request::PaneOpen(open) => self.open(open),
+            Request::PaneClose(pane) => self.close(&pane),
+            Request::PaneList => Ok(self.snapshot()),
+            other => super::handlers::handle(&mut self.world, other),
+        };
+        peer.reply(&id, result);
+    }
+
+    fn report(&mut self, id: Value, peer: Option<Peer>, report: Report) {
+        let session = matches!(report.body, ReportBody::Session(_));
+        let ticket = panes::report(&mut self.world, report);
+        self.pending.insert(ticket, Pending { id, peer, session });
+    }
+
+    fn snapshot(&self) -> Value {
+        let seq = self.world.resource::<EventCounter>().0.0;
+        json!({"seq": seq, "panes": panes::states(&self.world)})
+    }
+
+    fn open(&mut self, open: super::protocol::PaneOpen) -> Result<Value, WireError> {
+        if self.world.resource::<PaneIndex>().get(&open.pane).is_some() {
+            return Err(WireError::new(
+                "pane_exists",
+                format!(
+                    "pane `{}` is already open; close it first or pick another id",
+                    open.pane
+                ),
+            ));
+        }
+        let restore = match self.store.as_ref().map(|s| s.restore(&open.pane)) {
+            Some(Ok(r)) => r,
+            Some(Err(e)) => {
+                eprintln!("lookout: {e}; pane `{}` starts fresh", open.pane);
+                None
+            }
+            None => None,
+        };
+        panes::open_pane(
+            &mut self.world,
+            &open.pane,
+            open.rows,
+            open.cols,
+            open.kind.as_deref(),
+            restore,
+        )
+        .map(|_| json!({"pane": open.pane}))
+        .map_err(|_| {
+            WireError::new(
+                "pane_exists",
+                format!("pane `{}` is already open", open.pane),
+            )
+        })
+    }
+
+    fn close(&mut self, pane: &str) -> Result<Value, WireError> {
+        panes::close_pane(&mut self.world, pane).map_err(|_| WireError::unknown_pane(pane))?;
+        if let Some(Err(e)) = self.store.as_ref().map(|s| s.forget(pane)) {
+            eprintln!("lookout: {e}");
+        }
+        self.waiters.pane_closed(pane);
+        Ok(json!({}))
+    }
+
+    /// One tick: mirror files in, the schedule, answers out, one transaction, events out.
+    pub fn tick(&mut self) {
+        self.ingest_mirror();
+        *self.world.resource_mut::<Clock>() = Clock::at(Instant::now(), SystemTime::now());
+        self.world.run_schedule(crate::Tick);
+        let outbox = self.world.resource::<EventOutbox>().clone();
+        let events: Vec<Event> = outbox.events().try_iter().collect();
+        self.persist(&events);
+        for (ticket, answer) in outbox.answers().try_iter() {
+            self.answer(ticket, answer);
+        }
+        if !events.is_empty() {
+            let lines: Vec<String> = events.iter().map(event_line).collect();
+            self.subscribers
+                .retain(|s| lines.iter().all(|l| s.event(l.clone())));
+        }
+        for event in &events {
+            if let Change::Lifecycle { to, .. } = event.change {
+                let state = panes::state(&self.world, &event.pane).ok();
+                self.waiters.reached(&event.pane, to, state);
+            }
+        }
+        self.waiters.expire(Instant::now());
+    }
+
+    fn answer(&mut self, ticket: Ticket, answer: Answer) {
+        let Some(Pending { id, peer, session }) = self.pending.remove(&ticket) else {
+            return;
+        };
+        let result = match answer {
+            Answer::Applied { .. } if session => Ok(json!({})),
+            Answer::Applied { changed } => Ok(json!({"applied": true, "changed": changed})),
+            Answer::Refused(r) => Err(WireError::new(r.code.code(), r.message)),
+        };
+        match (peer, result) {
+            (Some(peer), result) => {
+                peer.reply(&id, result);
+            }
+            (None, Err(e)) => eprintln!(
+                "lookout: mirrored report refused: {}: {}",
+                e.code, e.message
+            ),
+            (None, Ok(_)) => {}
+        }
+    }
+
+    fn ingest_mirror(&mut self) {
+        let Some(dir) = self.mirror_dir.clone() else {
+            return;
+        };
+        for file in mirror::ingest(&dir) {
+            match file {
+                Ingested::Bad {
+                    path,
+                    moved,
+                    reason,
+                } => {
+                    eprintln!(
+                        "lookout: bad mirror file {}: {reason}; moved to {}",
+                        path.display(),
+                        moved.display()
+                    );
+                }
+                Ingested::Requests(_, requests) => {
+                    for request in requests {
+                        self.mirrored(request);
+                    }
+                }
+            }
+        }
+    }
+
+    fn mirrored(&mut self, request: Request) {
+        let (pane, source, body) = match request {
+            Request::ReportSession(p, s, session) => (p, s, ReportBody::Session(session)),
+            Request::ReportState(p, s, seq, state) => (p, s, ReportBody::State { seq, state }),
+            Request::ReportTurnEnd(p, s, seq, status) => {
+                (p, s, ReportBody::TurnEnd { seq, status })
+            }
+            other => {
+                eprintln!("lookout: mirror file entry ignored: {other:?}");
+                return;
+            }
+        };
+        self.report(
+            Value::Null,
+            None,
+            Report {
+                pane: Arc::from(pane),
+                source: Arc::from(source),
+                body,
+            },
+        );
+    }
+
+    fn persist(&mut self, events: &[Event]) {
+        let Some(store) = self.store.as_mut() else {
+            return;
+        };
+        let touched: BTreeSet<&str> = events.iter().map(|e| &*e.pane).collect();
+        let index = self.world.resource::<PaneIndex>();
+        let mut rows = Vec::new();
+        for pane in touched {
+            let Some(entity) = index.get(pane) else {
+                continue;
+            };
+            let e = self.world.entity(entity);
+            if let (Some(id), Some(lc), Some(att), Some(labels), Some(kind)) = (
+                e.get::<PaneId>(),
+                e.get::<Lifecycle>(),
+                e.get::<Attention>(),
+                e.get::<Labels>(),
+                e.get::<AgentKind>(),
+            ) {
+                let _ = id;
+                rows.push(PaneRow {
+                    pane,
+                    kind: kind.name.as_deref(),
+                    lifecycle: lc,
+                    attention: att,
+                    labels,
+                });
+            }
+        }
+        // One bad write never stops the tick: the state stays in memory and the next tick retries its own.
+        if let Err(e) = store.write_tick(events, &rows) {
+            eprintln!("lookout: {e}");
+        }
+    }
+}

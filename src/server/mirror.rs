@@ -1,0 +1,201 @@
+//! The JSON mirror fallback (SPEC §8.3): when `lookout report` cannot reach the socket it leaves its
+//! requests in `<mirror dir>/<pane>.json`, written atomically (temp file + rename); the server
+//! ingests and removes such files on its tick.
+//!
+//! A file holds `{"v":1,"pane":…,"requests":[{"method":"report.…","params":{…}}…]}` so a session
+//! announcement and the report after it survive together. A bad file is moved aside as
+//! `<name>.bad` and reported, never a panic. Touches the mirror directory only.
+
+use crate::server::protocol::{MAX_LINE, Request, parse_request};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::fs;
+use std::io::{self, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// How many requests one pane's file keeps (the oldest go first): a hook firing while the server
+/// is down for a long time must not grow a file without bound.
+pub const MAX_REQUESTS: usize = 64;
+
+/// One queued request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Queued {
+    /// A `report.*` method.
+    pub method: String,
+    /// Its params.
+    pub params: Value,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct MirrorFile {
+    v: u32,
+    pane: String,
+    requests: Vec<Queued>,
+}
+
+/// The file name for a pane: its id with everything but `[A-Za-z0-9._-]` percent-encoded, so any
+/// id maps to one plain file inside the directory.
+pub fn file_name(pane: &str) -> String {
+    let mut name = String::new();
+    for b in pane.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'_' | b'-' => name.push(char::from(b)),
+            b'.' if !name.is_empty() => name.push('.'),
+            _ => name.push_str(&format!("%{b:02X}")),
+        }
+    }
+    name + ".json"
+}
+
+/// Appends `requests` to the pane's mirror file, atomically.
+pub fn write(dir: &Path, pane: &str, requests: &[Queued]) -> io::Result<PathBuf> {
+    fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
+    let path = dir.join(file_name(pane));
+    let mut queued = fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<MirrorFile>(&bytes).ok())
+        .map(|f| f.requests)
+        .unwrap_or_default();
+    queued.extend_from_slice(requests);
+    let excess = queued.len().saturating_sub(MAX_REQUESTS);
+    queued.drain(..excess);
+    let body = serde_json::to_vec(&MirrorFile {
+        v: 1,
+        pane: pane.to_owned(),
+        requests: queued,
+    })
+    .map_err(io::Error::other)?;
+    // The temp name starts with a dot so the server never ingests a half-written file.
+    let tmp = dir.join(format!(".{}.{}.tmp", file_name(pane), std::process::id()));
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(&body)?;
+    file.sync_all()?;
+    fs::rename(&tmp, &path)?;
+    Ok(path)
+}
+
+/// What one mirror file held.
+#[derive(Debug)]
+pub enum Ingested {
+    /// Requests parsed from a file (each either a request or why it is not one).
+    Requests(PathBuf, Vec<Request>),
+    /// A file that could not be read as a mirror file; it was moved to `moved`.
+    Bad {
+        /// The file.
+        path: PathBuf,
+        /// Where it went.
+        moved: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Takes every mirror file in `dir`: parses it, removes it, and returns its requests. A missing
+/// directory is an empty one.
+pub fn ingest(dir: &Path) -> Vec<Ingested> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or(".");
+            !name.starts_with('.') && name.ends_with(".json")
+        })
+        .collect();
+    paths.sort();
+    paths.into_iter().map(|path| take(path)).collect()
+}
+
+fn take(path: PathBuf) -> Ingested {
+    let parsed = read(&path);
+    match parsed {
+        Ok(requests) => {
+            let _ = fs::remove_file(&path);
+            Ingested::Requests(path, requests)
+        }
+        Err(reason) => {
+            let moved = path.with_extension("json.bad");
+            let _ = fs::rename(&path, &moved);
+            Ingested::Bad {
+                path,
+                moved,
+                reason,
+            }
+        }
+    }
+}
+
+fn read(path: &Path) -> Result<Vec<Request>, String> {
+    let meta = fs::symlink_metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a regular file".into());
+    }
+    if meta.len() > MAX_LINE as u64 {
+        return Err(format!("larger than {MAX_LINE} bytes"));
+    }
+    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+    let file: MirrorFile =
+        serde_json::from_slice(&bytes).map_err(|e| format!("not a mirror file: {e}"))?;
+    if file.v != 1 {
+        return Err(format!("mirror file version {} is not supported", file.v));
+    }
+    let mut out = Vec::new();
+    for q in file.requests {
+        if !q.method.starts_with("report.") {
+            return Err(format!(
+                "`{}` is not a report; a mirror file carries reports only",
+                q.method
+            ));
+        }
+        out.push(parse_request(&q.method, q.params).map_err(|e| e.message)?);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn names_are_plain_files() {
+        assert_eq!(file_name("run-12"), "run-12.json");
+        assert_eq!(file_name("../x"), "%2E.%2Fx.json");
+        assert_eq!(file_name("a/b c"), "a%2Fb%20c.json");
+    }
+
+    #[test]
+    fn write_appends_and_ingest_takes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let q = |seq: u64| Queued {
+            method: "report.state".into(),
+            params: json!({"pane":"p","source":"h:claude","seq":seq,"state":"working"}),
+        };
+        write(dir.path(), "p", &[q(1)]).expect("write");
+        write(dir.path(), "p", &[q(2)]).expect("write");
+        fs::write(dir.path().join("junk.json"), b"{not json").expect("junk");
+        let got = ingest(dir.path());
+        assert_eq!(got.len(), 2);
+        assert!(matches!(&got[0], Ingested::Bad { .. }));
+        let Ingested::Requests(_, requests) = &got[1] else {
+            panic!("requests")
+        };
+        assert_eq!(requests.len(), 2);
+        assert!(
+            ingest(dir.path()).is_empty(),
+            "files are removed or moved aside"
+        );
+        assert!(dir.path().join("junk.json.bad").exists());
+    }
+}

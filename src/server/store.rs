@@ -1,0 +1,324 @@
+//! Persistence (SPEC §7): the SQLite database holding every pane's current state and the event log.
+//!
+//! WAL mode; a `schema_version` table and ordered migrations; one transaction per tick carrying that
+//! tick's events and the new state of every pane they touched. Reads happen when a pane is opened
+//! (to resume it) and at start (to continue the event numbering). Touches one SQLite file.
+
+use crate::components::{Attention, Cause, Labels, Lifecycle, LifecycleState};
+use crate::event::{Event, rfc3339};
+use crate::panes::Restore;
+use crate::server::protocol::event_json;
+use rusqlite::{Connection, OptionalExtension, params};
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+/// A database error with what we were doing.
+#[derive(Debug)]
+pub struct StoreError {
+    /// What failed (`open`, `migrate`, `write tick`, …).
+    pub doing: &'static str,
+    /// The SQLite error.
+    pub source: rusqlite::Error,
+}
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "database: {}: {}", self.doing, self.source)
+    }
+}
+
+impl std::error::Error for StoreError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
+}
+
+fn ctx(doing: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+    move |source| StoreError { doing, source }
+}
+
+/// Migrations in order; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`. Never edit
+/// one that has shipped: add the next.
+const MIGRATIONS: &[&str] = &["
+    CREATE TABLE panes (
+        pane TEXT PRIMARY KEY,
+        kind TEXT,
+        lifecycle TEXT NOT NULL,
+        since_ms INTEGER NOT NULL,
+        cause TEXT,
+        input_required TEXT,
+        unread TEXT,
+        labels TEXT NOT NULL,
+        seq INTEGER NOT NULL
+    );
+    CREATE TABLE events (
+        seq INTEGER PRIMARY KEY,
+        time TEXT NOT NULL,
+        pane TEXT NOT NULL,
+        cause TEXT,
+        body TEXT NOT NULL
+    );
+    CREATE INDEX events_by_pane ON events (pane, seq);
+"];
+
+/// One pane's row, as the tick writes it.
+#[derive(Debug, Clone)]
+pub struct PaneRow<'a> {
+    /// The pane id.
+    pub pane: &'a str,
+    /// Its kind.
+    pub kind: Option<&'a str>,
+    /// Lifecycle with since and cause.
+    pub lifecycle: &'a Lifecycle,
+    /// Attention with raisers.
+    pub attention: &'a Attention,
+    /// Labels.
+    pub labels: &'a Labels,
+}
+
+/// The open database.
+#[derive(Debug)]
+pub struct Store {
+    conn: Connection,
+}
+
+impl Store {
+    /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let conn = Connection::open(path).map_err(ctx("open"))?;
+        Store::init(conn)
+    }
+
+    /// An in-memory database (tests, an embedded server that keeps nothing).
+    pub fn memory() -> Result<Store, StoreError> {
+        Store::init(Connection::open_in_memory().map_err(ctx("open"))?)
+    }
+
+    fn init(conn: Connection) -> Result<Store, StoreError> {
+        // WAL: readers never block the tick's writer, and a kill -9 leaves a consistent file.
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(ctx("set WAL mode"))?;
+        // NORMAL is durable across a process crash in WAL mode (only power loss can drop the last commit).
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(ctx("set synchronous"))?;
+        conn.busy_timeout(Duration::from_secs(5))
+            .map_err(ctx("set busy timeout"))?;
+        let mut store = Store { conn };
+        store.migrate()?;
+        Ok(store)
+    }
+
+    /// The schema version now.
+    pub fn version(&self) -> Result<usize, StoreError> {
+        self.conn
+            .query_row("SELECT version FROM schema_version", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|v| usize::try_from(v).unwrap_or(0))
+            .map_err(ctx("read schema version"))
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let tx = self.conn.transaction().map_err(ctx("migrate"))?;
+        tx.execute_batch("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            .map_err(ctx("create schema_version"))?;
+        let current: Option<i64> = tx
+            .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+            .optional()
+            .map_err(ctx("migrate"))?;
+        if current.is_none() {
+            tx.execute("INSERT INTO schema_version (version) VALUES (0)", [])
+                .map_err(ctx("migrate"))?;
+        }
+        let current = usize::try_from(current.unwrap_or(0)).unwrap_or(0);
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+            tx.execute_batch(sql).map_err(ctx("migrate"))?;
+            tx.execute(
+                "UPDATE schema_version SET version = ?1",
+                [i64::try_from(i + 1).unwrap_or(i64::MAX)],
+            )
+            .map_err(ctx("migrate"))?;
+        }
+        tx.commit().map_err(ctx("migrate"))
+    }
+
+    /// The last event number in the log (0 when empty): the server continues from here.
+    pub fn last_seq(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("SELECT COALESCE(MAX(seq), 0) FROM events", [], |r| {
+                r.get::<_, i64>(0)
+            })
+            .map(|v| u64::try_from(v).unwrap_or(0))
+            .map_err(ctx("read last event"))
+    }
+
+    /// Writes one tick: its events and the rows of the panes they touched, in one transaction.
+    pub fn write_tick(&mut self, events: &[Event], rows: &[PaneRow<'_>]) -> Result<(), StoreError> {
+        if events.is_empty() && rows.is_empty() {
+            return Ok(());
+        }
+        let last = events.last().map_or(0, |e| e.seq.0);
+        let tx = self.conn.transaction().map_err(ctx("write tick"))?;
+        {
+            let mut insert = tx
+                .prepare_cached("INSERT OR REPLACE INTO events (seq, time, pane, cause, body) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .map_err(ctx("write events"))?;
+            for e in events {
+                let cause = e.cause.as_ref().map(ToString::to_string);
+                let body = event_json(e).to_string();
+                insert
+                    .execute(params![
+                        to_i64(e.seq.0),
+                        rfc3339(e.time),
+                        &*e.pane,
+                        cause,
+                        body
+                    ])
+                    .map_err(ctx("write events"))?;
+            }
+            let mut upsert = tx
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO panes (pane, kind, lifecycle, since_ms, cause, input_required, unread, labels, seq)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                )
+                .map_err(ctx("write panes"))?;
+            for row in rows {
+                let labels =
+                    serde_json::to_string(&row.labels.labels).unwrap_or_else(|_| "[]".into());
+                upsert
+                    .execute(params![
+                        row.pane,
+                        row.kind,
+                        row.lifecycle.state.name(),
+                        to_i64(millis(row.lifecycle.since)),
+                        row.lifecycle.cause.as_ref().map(ToString::to_string),
+                        row.attention
+                            .input_required
+                            .as_ref()
+                            .map(ToString::to_string),
+                        row.attention.unread.as_ref().map(ToString::to_string),
+                        labels,
+                        to_i64(last),
+                    ])
+                    .map_err(ctx("write panes"))?;
+            }
+        }
+        tx.commit().map_err(ctx("commit tick"))
+    }
+
+    /// The stored state of `pane`, to resume it (§7).
+    pub fn restore(&self, pane: &str) -> Result<Option<Restore>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT lifecycle, since_ms, cause, input_required, unread, labels FROM panes WHERE pane = ?1",
+                [pane],
+                |r| {
+                    let lifecycle: String = r.get(0)?;
+                    let since: i64 = r.get(1)?;
+                    let cause: Option<String> = r.get(2)?;
+                    let input: Option<String> = r.get(3)?;
+                    let unread: Option<String> = r.get(4)?;
+                    let labels: String = r.get(5)?;
+                    Ok(Restore {
+                        lifecycle: LifecycleState::parse(&lifecycle).unwrap_or_default(),
+                        since: Some(SystemTime::UNIX_EPOCH + Duration::from_millis(u64::try_from(since).unwrap_or(0))),
+                        cause: cause.as_deref().and_then(Cause::parse),
+                        input_required: input.as_deref().and_then(Cause::parse),
+                        unread: unread.as_deref().and_then(Cause::parse),
+                        labels: serde_json::from_str(&labels).unwrap_or_default(),
+                    })
+                },
+            )
+            .optional()
+            .map_err(ctx("read pane"))
+    }
+
+    /// Forgets `pane` (`pane.close`): its row goes, its events stay.
+    pub fn forget(&self, pane: &str) -> Result<(), StoreError> {
+        self.conn
+            .execute("DELETE FROM panes WHERE pane = ?1", [pane])
+            .map(drop)
+            .map_err(ctx("forget pane"))
+    }
+
+    /// How many events the log holds (tests, diagnostics).
+    pub fn event_count(&self) -> Result<u64, StoreError> {
+        self.conn
+            .query_row("SELECT COUNT(*) FROM events", [], |r| r.get::<_, i64>(0))
+            .map(|v| u64::try_from(v).unwrap_or(0))
+            .map_err(ctx("count events"))
+    }
+}
+
+fn millis(t: SystemTime) -> u64 {
+    u64::try_from(
+        t.duration_since(SystemTime::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis(),
+    )
+    .unwrap_or(u64::MAX)
+}
+
+fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::components::Flag;
+    use crate::event::{Change, EventSeq};
+    use std::sync::Arc;
+
+    #[test]
+    fn migrates_writes_restores_and_forgets() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("l.db");
+        let mut store = Store::open(&path).expect("open");
+        assert_eq!(store.version().expect("version"), MIGRATIONS.len());
+        let since = SystemTime::UNIX_EPOCH + Duration::from_millis(1_700_000_000_123);
+        let lifecycle = Lifecycle {
+            state: LifecycleState::Done,
+            prev: LifecycleState::Working,
+            since,
+            cause: Some(Cause::Hook(Arc::from("h:claude"))),
+        };
+        let attention = Attention {
+            unread: Some(Cause::Hook(Arc::from("h:claude"))),
+            ..Default::default()
+        };
+        let labels = Labels {
+            labels: vec!["gate ×1".into()],
+            ..Default::default()
+        };
+        let event = Event {
+            seq: EventSeq(7),
+            time: since,
+            pane: Arc::from("p"),
+            cause: None,
+            change: Change::Attention {
+                flag: Flag::Unread,
+                raised: true,
+            },
+        };
+        let row = PaneRow {
+            pane: "p",
+            kind: Some("claude"),
+            lifecycle: &lifecycle,
+            attention: &attention,
+            labels: &labels,
+        };
+        store.write_tick(&[event], &[row]).expect("write");
+        drop(store);
+        let store = Store::open(&path).expect("reopen");
+        assert_eq!(store.last_seq().expect("seq"), 7);
+        let back = store.restore("p").expect("read").expect("stored");
+        assert_eq!(back.lifecycle, LifecycleState::Done);
+        assert_eq!(back.since, Some(since));
+        assert_eq!(back.unread, Some(Cause::Hook(Arc::from("h:claude"))));
+        assert_eq!(back.labels, ["gate ×1"]);
+        store.forget("p").expect("forget");
+        assert!(store.restore("p").expect("read").is_none());
+        assert_eq!(store.event_count().expect("count"), 1);
+    }
+}

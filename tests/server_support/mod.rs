@@ -1,0 +1,196 @@
+//! Shared by the real-part server tests (`tests/server.rs`, `tests/persistence.rs`): start the real
+//! `lookout serve` binary in a temp dir, connect to it, wait with deadlines (never fixed sleeps).
+
+#![allow(dead_code, reason = "each test target uses a different subset")]
+
+use lookout::server::{Client, ClientError};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const LOOKOUT: &str = env!("CARGO_BIN_EXE_lookout");
+
+/// How long any one wait may take; `LOOKOUT_TEST_DEADLINE_SECS` raises it on a slow machine.
+pub fn deadline() -> Duration {
+    let secs = std::env::var("LOOKOUT_TEST_DEADLINE_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    Duration::from_secs(secs)
+}
+
+/// Polls `predicate` until it holds or the deadline passes; then panics with `what` and `last()`.
+pub fn wait_until(what: &str, mut predicate: impl FnMut() -> bool, last: impl Fn() -> String) {
+    let end = Instant::now() + deadline();
+    while !predicate() {
+        assert!(
+            Instant::now() < end,
+            "timed out waiting for {what}\n--- last seen ---\n{}",
+            last()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A running `lookout serve` in its own temp dir.
+pub struct Served {
+    pub dir: PathBuf,
+    pub socket: PathBuf,
+    pub db: PathBuf,
+    pub mirror: PathBuf,
+    pub child: Child,
+    pub tick_ms: u64,
+}
+
+impl Served {
+    /// Starts a server in `dir` (which may hold a database from an earlier run).
+    pub fn start_in(dir: &Path, tick_ms: u64) -> Served {
+        let socket = dir.join("run").join("lookout.sock");
+        let db = dir.join("lookout.db");
+        let mirror = dir.join("mirror");
+        let child = Command::new(LOOKOUT)
+            .args(["serve", "--tick-ms", &tick_ms.to_string()])
+            .arg("--socket")
+            .arg(&socket)
+            .arg("--db")
+            .arg(&db)
+            .arg("--mirror-dir")
+            .arg(&mirror)
+            .env("XDG_CONFIG_HOME", dir.join("config"))
+            .env("XDG_STATE_HOME", dir.join("state"))
+            .stdin(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start lookout serve");
+        let served = Served {
+            dir: dir.to_owned(),
+            socket,
+            db,
+            mirror,
+            child,
+            tick_ms,
+        };
+        wait_until(
+            "the server's socket to accept",
+            || UnixStream::connect(&served.socket).is_ok(),
+            || served.socket.display().to_string(),
+        );
+        served
+    }
+
+    pub fn client(&self) -> Client {
+        Client::connect(&self.socket).expect("connect")
+    }
+
+    pub fn raw(&self) -> Raw {
+        Raw::connect(&self.socket)
+    }
+
+    /// A `lookout` subcommand pointed at this server (socket and state dir).
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(args)
+            .env("LOOKOUT_SOCKET", &self.socket)
+            .env("XDG_STATE_HOME", self.dir.join("state"))
+            .env("XDG_CONFIG_HOME", self.dir.join("config"));
+        cmd
+    }
+
+    /// SIGTERM, and the exit status.
+    pub fn stop(&mut self) -> std::process::ExitStatus {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid"));
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
+        self.child.wait().expect("wait for the server")
+    }
+
+    /// kill -9.
+    pub fn kill9(&mut self) {
+        self.child.kill().expect("SIGKILL");
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A raw connection: exact bytes out, one JSON value per line in.
+pub struct Raw {
+    pub writer: UnixStream,
+    pub reader: BufReader<UnixStream>,
+}
+
+impl Raw {
+    pub fn connect(path: &Path) -> Raw {
+        let stream = UnixStream::connect(path).expect("connect");
+        stream.set_read_timeout(Some(deadline())).expect("timeout");
+        Raw {
+            writer: stream.try_clone().expect("clone"),
+            reader: BufReader::new(stream),
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write");
+    }
+
+    pub fn line(&mut self) -> Value {
+        let mut line = String::new();
+        let n = self.reader.read_line(&mut line).expect("read a line");
+        assert!(n > 0, "the server closed the connection");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Sends a request line and returns the response line.
+    pub fn ask(&mut self, line: &str) -> Value {
+        self.send(format!("{line}\n").as_bytes());
+        self.line()
+    }
+}
+
+/// The error code of a call, or "ok".
+pub fn code<T>(result: &Result<T, ClientError>) -> String {
+    match result {
+        Ok(_) => "ok".into(),
+        Err(ClientError::Server(e)) => e.code.clone(),
+        Err(e) => format!("io: {e}"),
+    }
+}
+
+/// Opens `pane` and starts a process with `argv` in it; returns the generation.
+pub fn open_with(client: &mut Client, pane: &str, argv: &[&str]) -> u64 {
+    client
+        .call("pane.open", json!({"pane": pane, "rows": 24, "cols": 80}))
+        .expect("pane.open");
+    let r = client
+        .call(
+            "pane.process",
+            json!({"pane": pane, "event": "started", "pid": 4242, "argv": argv}),
+        )
+        .expect("pane.process");
+    r["generation"].as_u64().expect("generation")
+}
+
+/// Announces `source` on `pane`.
+pub fn announce(client: &mut Client, pane: &str, source: &str) {
+    client
+        .call(
+            "report.session",
+            json!({"pane": pane, "source": source, "session": "s1"}),
+        )
+        .expect("report.session");
+}
+
+/// `agent.get` → the pane's lifecycle.
+pub fn lifecycle(client: &mut Client, pane: &str) -> String {
+    client
+        .call("agent.get", json!({"pane": pane}))
+        .map(|s| s["lifecycle"].as_str().unwrap_or("?").to_owned())
+        .unwrap_or_else(|e| format!("error: {e}"))
+}
