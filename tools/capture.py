@@ -33,6 +33,7 @@ Cases (not every kind has every case; see CASES)
   second    a short turn, then a slow second turn              i, w, i
   interrupt a slow answer interrupted with Esc (or Ctrl-C)     w, i
   small     the permission flow at 80x24                       b, i
+  quote     an answer that quotes permission prompts as prose   i (must not read as blocked)
 No network but 127.0.0.1: the mock is the only endpoint configured; telemetry/update checks are off.
 """
 import argparse
@@ -122,8 +123,9 @@ class Pane:
         last, since = None, time.time()
         while time.time() < deadline:
             t = self.text()
-            if t != last:
-                last, since = t, time.time()
+            key = t + "\0" + self.title()  # a title change counts as a change for `quiet`
+            if key != last:
+                last, since = key, time.time()
             hit = bool(rx.search(t))
             if hit != gone and time.time() - since >= quiet:
                 return t
@@ -134,6 +136,17 @@ class Pane:
         raise TimeoutError("%s/%s: waited %ss for %s%r%s" % (
             self.kind, self.case, timeout, "absence of " if gone else "", pattern,
             " (pane died)" if self.dead() else ""))
+
+    def wait_title(self, pattern, timeout=30, gone=False, what=None):
+        rx = re.compile(pattern)
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if bool(rx.search(self.title())) != gone:
+                return
+            time.sleep(0.15)
+        self.snap("FAILED-" + (what or "title"))
+        raise TimeoutError("%s/%s: waited %ss for title %s%r" % (
+            self.kind, self.case, timeout, "without " if gone else "", pattern))
 
     def snap(self, state):
         d = "/tmp/captures/%s" % self.kind
@@ -161,8 +174,9 @@ class Pane:
 # ---------------------------------------------------------------- mock server
 
 class Mock:
-    def __init__(self, dump=None):
-        a = [sys.executable, os.path.join(HERE, "mock_model.py"), "--port", "0"]
+    def __init__(self, dump=None, slow_seconds=7.0):
+        a = [sys.executable, os.path.join(HERE, "mock_model.py"), "--port", "0",
+             "--slow-seconds", str(slow_seconds)]
         if dump:
             a += ["--dump", dump]
         self.log = open("/tmp/captures/mock.log", "a")
@@ -213,6 +227,7 @@ class Agent:
     submit = "Enter"
     ready = None          # idle prompt on screen (regex)
     busy = None           # the CLI's own working indicator (regex)
+    busy_title = None     # the window title while working (regex), if the CLI sets one
     dialog = None         # the live permission dialog (regex)
     approve = ("Enter",)  # keys that approve
     deny = ("Escape",)    # keys that deny
@@ -221,8 +236,9 @@ class Agent:
     answer = r"Mock answer"
     slow_text = r"slow, carefully|mock model considers|small pieces"
     slow_end = r"end of the slow answer"
-    settle = 1.2          # seconds a screen must hold before an idle marker
+    settle = 2.0          # seconds a screen must hold before an idle marker (> idle_settle_ms + a tick)
     startup_timeout = 60
+    slow_seconds = 7.0    # how long the mock streams the slow answer (shorter for CLIs that redraw a lot)
 
     def __init__(self, agents):
         self.agents = agents
@@ -235,8 +251,8 @@ class Agent:
         raise NotImplementedError
 
     def before(self, pane):
-        """Dismiss first-run screens until the idle prompt shows."""
-        pane.wait(self.ready, self.startup_timeout, what="ready")
+        """Dismiss first-run screens until the idle prompt shows (and start-up has settled)."""
+        pane.wait(self.ready, self.startup_timeout, what="ready", quiet=self.settle)
 
     def quit(self, pane):
         pane.keys("C-c")
@@ -245,16 +261,35 @@ class Agent:
         time.sleep(0.4)
         pane.keys("C-d")
 
+    def is_working(self, pane, timeout=6):
+        """Wait until the CLI's own busy sign (screen or title) shows, when it has one."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.busy and re.search(self.busy, pane.text(), re.M):
+                return
+            if self.busy_title and re.search(self.busy_title, pane.title()):
+                return
+            if not self.busy and not self.busy_title:
+                return
+            time.sleep(0.15)
+        pane.snap("FAILED-busy")
+        raise TimeoutError("%s/%s: no busy sign within %ss" % (self.kind, pane.case, timeout))
+
     def is_idle(self, pane, timeout=40):
         """Wait until the turn is over: busy indicator gone, prompt ready, screen quiet."""
         if self.busy:
             pane.wait(self.busy, timeout, gone=True, what="not-busy")
+        if self.busy_title:
+            pane.wait_title(self.busy_title, timeout, gone=True, what="title-not-busy")
         pane.wait(self.ready, timeout, what="ready", quiet=self.settle)
+        if self.busy:  # a busy line may come back between two steps of one turn
+            pane.wait(self.busy, 2, gone=True, what="still-not-busy")
 
 
 class Claude(Agent):
     kind = "claude"
     ready = r"^❯\s*$"
+    busy_title = r"^[\u2801-\u28ff]"
     busy = r"esc to interrupt"
     dialog = r"Do you want to proceed\?[\s\S]*1\. Yes"
     approve = ("Enter",)
@@ -278,6 +313,7 @@ class Claude(Agent):
 class Codex(Agent):
     kind = "codex"
     ready = r"^› "
+    busy_title = r"^[\u2801-\u28ff]|Action Required"
     busy = r"esc to interrupt"
     dialog = r"Would you like to run the following command\?|Yes, proceed"
     approve = ("Enter",)
@@ -314,13 +350,20 @@ hide_full_access_warning = true
 trust_level = "trusted"
 ''' % {"m": MODEL, "port": port, "proj": PROJECT})
 
+    def before(self, pane):
+        # the composer shows before the session is ready; Enter is ignored until the footer's
+        # shortcut hint appears
+        pane.wait(r"for shortcuts", self.startup_timeout, what="ready", quiet=1.0)
+
     def argv(self):
         return [self.bin + "/codex"]
 
 
 class Gemini(Agent):
     kind = "gemini"
+    slow_seconds = 4.0
     ready = r"Type your message"
+    busy_title = r"Working|Action Required"
     busy = r"esc to cancel"
     dialog = r"Allow execution|Apply this change\?|Allow once"
     approve = ("Enter",)
@@ -372,8 +415,8 @@ class Qwen(Agent):
 
 class Opencode(Agent):
     kind = "opencode"
-    ready = r"ctrl\+p|tab agents|Ask anything"
-    busy = r"esc (to )?interrupt"
+    ready = r"ctrl\+p commands"
+    busy = r"esc (to )?interrupt|esc again"
     dialog = r"Permission required|Allow once"
     approve = ("Enter",)
     deny = ("Escape",)
@@ -396,10 +439,20 @@ class Opencode(Agent):
 
 class Cline(Agent):
     kind = "cline"
-    ready = r"Type your message|What can I do|>"
-    busy = r"esc to (cancel|interrupt)"
-    dialog = r"Approve|Allow|Run command\?"
+    ready = r"❯ (Ask anything|What can I do)"
+    busy = r"esc to (cancel|interrupt)|^ [\u2801-\u28ff] "
+    dialog = r"Approve tool call\?[\s\S]*\[y\] Approve"
+    approve = ("y",)
+    deny = ("n",)
+    interrupt = ("Escape",)
     startup_timeout = 90
+
+    def before(self, pane):
+        t = pane.wait(self.ready + r"|any other key to close", self.startup_timeout, what="ready")
+        if "any other key to close" in t:  # start-up announcement popup
+            pane.keys("Escape")
+            time.sleep(0.5)
+        pane.wait(self.ready, 20, what="ready", quiet=0.8)
 
     def setup(self, env, port):
         env["CLINE_DIR"] = HOME + "/.cline"
@@ -415,7 +468,7 @@ class Cline(Agent):
 
 class Aider(Agent):
     kind = "aider"
-    ready = r"^> *$"
+    ready = r"^(diff)?> *$"
     busy = None
     dialog = r"\(Y\)es/\(N\)o"
     approve = ("y", "Enter")
@@ -456,7 +509,7 @@ class Aider(Agent):
 
 AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider]}
 
-CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small"]
+CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24)}
 
 
@@ -472,8 +525,7 @@ def sc_slow(a, p):
     p.mark("i")
     p.type("please give me a slow answer", enter_key=a.submit)
     p.wait(a.slow_text, 20, what="slow-start")
-    if a.busy:
-        p.wait(a.busy, 5, what="busy")
+    a.is_working(p)
     p.mark("w")
     time.sleep(1.5)
     p.mark("w")
@@ -517,6 +569,7 @@ def sc_second(a, p):
     p.mark("i")
     p.type("now a slow answer please", enter_key=a.submit)
     p.wait(a.slow_text, 20, what="slow-start")
+    a.is_working(p)
     p.mark("w")
     p.wait(a.slow_end, 30, what="slow-end")
     a.is_idle(p)
@@ -526,6 +579,7 @@ def sc_second(a, p):
 def sc_interrupt(a, p):
     p.type("a slow answer I will interrupt", enter_key=a.submit)
     p.wait(a.slow_text, 20, what="slow-start")
+    a.is_working(p)
     p.mark("w")
     time.sleep(0.8)
     p.keys(*a.interrupt)
@@ -535,7 +589,17 @@ def sc_interrupt(a, p):
     p.mark("i")
 
 
-SCENARIOS = {"startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+def sc_quote(a, p):
+    p.mark("i")
+    p.type("quote a permission prompt for me", enter_key=a.submit)
+    p.wait(r"nothing is waiting for you", 30, what="quote")
+    a.is_idle(p)
+    p.mark("i")
+    time.sleep(1.0)
+    p.mark("i")
+
+
+SCENARIOS = {"quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 
@@ -592,7 +656,7 @@ def run_case(agent, case, args):
     explore = args.mode == "explore"
     cols, rows = SIZES.get(case, (120, 40))
     os.makedirs("/tmp/captures", exist_ok=True)
-    mock = Mock(dump=args.dump)
+    mock = Mock(dump=args.dump, slow_seconds=agent.slow_seconds)
     env = fresh_home()
     env["LOOKOUT_CAPTURE"] = "1"
     agent.setup(env, mock.port)

@@ -21,6 +21,8 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
                               (Bash for Anthropic; for OpenAI/Gemini the shell-like tool the client
                               offered; Codex exec_command with sandbox_permissions=require_escalated)
   contains "write"         -> a file write tool call (notes.txt) when a write tool is offered
+  contains "quote"         -> an answer that QUOTES permission prompts of several agents as prose
+                              (a live-prompt rule must not fire on it)
   otherwise                -> --scenario (default "short": a one-line answer)
 When the last turn is a tool result (tool_result / role tool / function_call_output /
 functionResponse), the answer is a short final text ("Done: ..."). Requests without tools
@@ -89,11 +91,33 @@ def choose(text, has_tools):
         return "quick"
     if "slow" in t:
         return "slow"
+    if "quote" in t:
+        return "quote"
     if "perm" in t or re.search(r"\brun\b", t):
         return "perm"
     if "write" in t:
         return "write"
     return ARGS.scenario
+
+
+QUOTE = """Here is what permission prompts of several agents look like, quoted as plain text:
+
+Do you want to proceed?
+❯ 1. Yes
+  2. No
+Allow execution of [Shell]?
+● 1. Allow once
+  3. No, suggest changes (esc)
+Would you like to run the following command?
+› 1. Yes, proceed (y)
+Press enter to confirm or esc to cancel
+Run shell command? (Y)es/(N)o [Yes]:
+[y] Approve   [n] Deny
+Permission required
+Allow once   Allow always   Reject
+esc to interrupt
+
+That was only a quote; nothing is waiting for you."""
 
 
 def short_answer(user_text):
@@ -377,6 +401,8 @@ class Handler(BaseHTTPRequestHandler):
             blocks.append(("text", "Done: the command finished (or was declined). Anything else?"))
         elif scen == "slow":
             blocks.append(("slow", None))
+        elif scen == "quote":
+            blocks.append(("text", QUOTE))
         elif scen in ("perm", "write"):
             if scen == "write" and any(n == "Write" for n, _ in tools):
                 name, inp = "Write", {"file_path": "notes.txt", "content": "mock notes\n"}
@@ -477,6 +503,8 @@ class Handler(BaseHTTPRequestHandler):
             text = "Done: the command finished (or was declined). Anything else?"
         elif scen == "slow":
             slow = True
+        elif scen == "quote":
+            text = QUOTE
         elif scen in ("perm", "write"):
             if aider:
                 text = ("I will run a command that needs your permission.\n\n```bash\n%s\n```\n" % SHELL_CMD)
@@ -584,6 +612,8 @@ class Handler(BaseHTTPRequestHandler):
             text = "Done: the command finished (or was declined). Anything else?"
         elif scen == "slow":
             slow = True
+        elif scen == "quote":
+            text = QUOTE
         elif scen in ("perm", "write"):
             call = plan_tool(tools, "perm")
             text = "I will run a command that needs your permission."
@@ -675,6 +705,8 @@ class Handler(BaseHTTPRequestHandler):
             text = "Done: the command finished (or was declined). Anything else?"
         elif scen == "slow":
             slow = True
+        elif scen == "quote":
+            text = QUOTE
         elif scen in ("perm", "write"):
             call = plan_tool(tools, scen)
             text = "I will run a command that needs your permission."
