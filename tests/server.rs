@@ -382,13 +382,11 @@ fn subscribe_then_reconcile_under_load() {
                 .iter()
                 .map(|p| (p.pane.clone(), serde_json::to_value(p).expect("state")))
                 .collect();
-            let mut next = seq + 1;
             let mut seen = Vec::new();
-            for event in events {
+            for (next, event) in (seq + 1..).zip(events) {
                 let event = event.expect("event");
                 let got = event["seq"].as_u64().expect("seq");
                 assert_eq!(got, next, "gap or duplicate after snapshot seq {seq}");
-                next += 1;
                 apply(&mut view, &event);
                 seen.push(got);
                 if event["pane"] == "stop" {
@@ -643,7 +641,7 @@ fn hooks_from_a_stand_in_agent_land_and_a_shell_is_refused() {
         assert!(event["seq"].as_u64().expect("seq") > seq0);
         if event["type"] == "lifecycle" && event["pane"] == "agent" {
             path_taken.push(event["to"].as_str().expect("to").to_owned());
-            assert_eq!(event["cause"], "hook:hook:claude");
+            assert_eq!(event["cause"], "hook:cli:claude");
         }
         if path_taken.len() == 4 {
             break;

@@ -28,7 +28,7 @@ pub struct Args {
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH", global = true)]
     socket: Option<PathBuf>,
-    /// The agent kind this hook speaks for; the source becomes `hook:<agent>`.
+    /// The agent kind this hook speaks for; the source becomes `cli:<agent>`.
     #[arg(long, global = true)]
     agent: Option<String>,
     /// The full source name (`<anything>:<kind>`), instead of `--agent`.
@@ -95,7 +95,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let agent = args.agent.clone().or_else(|| env("LOOKOUT_AGENT"));
     let source = match (&args.source, &agent) {
         (Some(s), _) => s.clone(),
-        (None, Some(agent)) => format!("hook:{agent}"),
+        (None, Some(agent)) => format!("cli:{agent}"),
         (None, None) => {
             bail!("who is reporting? pass --agent KIND (or $LOOKOUT_AGENT), or --source NAME:KIND")
         }

@@ -174,14 +174,13 @@ impl Iterator for Events {
                         return Some(Ok(event.take()));
                     }
                     // Responses to calls are skipped; an error without an id ends the stream.
-                    if value.get("id").is_none() {
-                        if let Some(Ok(error)) = value
+                    if value.get("id").is_none()
+                        && let Some(Ok(error)) = value
                             .get("error")
                             .map(|e| serde_json::from_value(e.clone()))
-                        {
-                            self.done = true;
-                            return Some(Err(ClientError::Server(error)));
-                        }
+                    {
+                        self.done = true;
+                        return Some(Err(ClientError::Server(error)));
                     }
                 }
                 Err(e) => {

@@ -114,7 +114,7 @@ pub fn ingest(dir: &Path) -> Vec<Ingested> {
         })
         .collect();
     paths.sort();
-    paths.into_iter().map(|path| take(path)).collect()
+    paths.into_iter().map(take).collect()
 }
 
 fn take(path: PathBuf) -> Ingested {
