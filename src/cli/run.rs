@@ -1,10 +1,13 @@
 //! `lookout run [--kind K] [--pane ID] [--socket PATH] -- CMD…`: run CMD in a PTY, passing the terminal
 //! through untouched (keys, resize, exit status), as a pane lookout can watch (SPEC §9).
 //!
-//! Today it is the transparent wrapper only: CMD gets `LOOKOUT_PANE_ID` and `LOOKOUT_SOCKET` so its hooks
-//! can report (§8.3), but the output is not yet fed to the server; see [`ServerSink`]. Touches the outer
-//! terminal and one PTY.
+//! CMD gets `LOOKOUT_PANE_ID` and `LOOKOUT_SOCKET` so its hooks can report (§8.3). The pane is registered
+//! with the server (an embedded one is started in this process when none answers), and its output,
+//! resizes and exit are streamed there by a [`Link`] on a background thread, so a slow or dead server
+//! never touches the session. Touches the outer terminal, one PTY and the server socket.
 
+use crate::cli::watch::embed;
+use crate::cli::watch::link::{self, Link};
 use crate::pty::passthrough::{self, Options, PaneSink};
 use crate::pty::spawn::{self, ExitStatus, SpawnRequest};
 use crate::pty::terminal;
@@ -35,36 +38,48 @@ pub struct Args {
     command: Vec<OsString>,
 }
 
-/// The socket path used when `--socket` is not given: `$XDG_RUNTIME_DIR/lookout/lookout.sock`, or
-/// `/tmp/lookout-<uid>/lookout.sock` where there is no runtime directory (a bare ssh session, a container).
-pub fn default_socket() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("lookout").join("lookout.sock"),
-        None => {
-            PathBuf::from(format!("/tmp/lookout-{}", nix::unistd::getuid())).join("lookout.sock")
-        }
-    }
-}
-
 /// Runs `lookout run`: the exit code is CMD's (128 + signal if it was killed).
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let size = terminal::initial_size(None, None);
     let pane = args
         .pane
         .unwrap_or_else(|| format!("run-{}", std::process::id()));
-    let socket = args.socket.unwrap_or_else(default_socket);
+    let socket = args
+        .socket
+        .unwrap_or_else(crate::server::default_socket_path);
+    // Started before CMD so its hooks find a socket; a server that cannot start only costs the board.
+    let _embedded = match embed::ensure(&socket) {
+        Ok(embedded) => embedded,
+        Err(err) => {
+            eprintln!("lookout run: no lookout server ({err:#}); running CMD unwatched");
+            None
+        }
+    };
+    let argv: Vec<String> = args
+        .command
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     let mut request = SpawnRequest::new(args.command, size);
     request
         .env
         .push(("LOOKOUT_PANE_ID".into(), pane.clone().into()));
     request
         .env
-        .push(("LOOKOUT_SOCKET".into(), socket.into_os_string()));
+        .push(("LOOKOUT_SOCKET".into(), socket.clone().into_os_string()));
     let spawned = spawn::spawn(&request)?;
-    let mut sink = ServerSink {
-        _pane: pane,
-        _kind: args.kind,
-    };
+    let link = Link::start(
+        &socket,
+        link::Registration {
+            pane,
+            rows: size.rows,
+            cols: size.cols,
+            kind: args.kind,
+            pid: spawned.pid,
+            argv,
+        },
+    );
+    let mut sink = ServerSink { link };
     // Terminal queries are answered only when stdin is not a terminal: then nothing else would answer.
     let options = Options {
         marker_chord: false,
@@ -72,25 +87,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         answer_queries: true,
     };
     let status = passthrough::run(spawned, size, &options, &mut sink)?;
+    if let Some(link) = sink.link.take() {
+        link.finish(Duration::from_secs(1));
+    }
     Ok(ExitCode::from(status.shell_code()))
 }
 
-/// Where the pane's traffic will go to the lookout server (SPEC §8.2).
-///
-/// **Server registration plugs in here**: build this from a connected client, send `pane.open {pane,
-/// rows, cols, kind}` and `pane.process {event: "started", pid, argv}` before the loop starts, then map
-/// `output` → `pane.feed` (base64), `resized` → `pane.resize`, `exited` → `pane.process {event:
-/// "exited"}` + `pane.close`. It must never block the loop or fail the session when the server is away:
-/// queue to a background thread and drop on disconnect. Input and markers are not sent.
+/// Hands the pane's traffic to the [`Link`]: output → `pane.feed`, resizes → `pane.resize`, exit →
+/// `pane.process exited`. Input and markers are not the server's business.
 struct ServerSink {
-    _pane: String,
-    _kind: Option<String>,
+    link: Option<Link>,
 }
 
 impl PaneSink for ServerSink {
-    fn output(&mut self, _at: Duration, _bytes: &[u8]) {}
+    fn output(&mut self, _at: Duration, bytes: &[u8]) {
+        if let Some(link) = &self.link {
+            link.output(bytes);
+        }
+    }
     fn input(&mut self, _at: Duration, _bytes: &[u8]) {}
-    fn resized(&mut self, _at: Duration, _cols: u16, _rows: u16) {}
+    fn resized(&mut self, _at: Duration, cols: u16, rows: u16) {
+        if let Some(link) = &self.link {
+            link.resize(rows, cols);
+        }
+    }
     fn marker(&mut self, _at: Duration, _label: &str) {}
-    fn exited(&mut self, _at: Duration, _status: ExitStatus) {}
+    fn exited(&mut self, _at: Duration, _status: ExitStatus) {
+        if let Some(link) = &self.link {
+            link.exited();
+        }
+    }
 }
