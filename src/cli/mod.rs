@@ -14,7 +14,9 @@ mod report;
 mod run;
 mod serve;
 mod status;
+mod tmux;
 mod wait;
+mod watch;
 
 /// lookout: which of your AI coding agents is working, blocked, done or idle.
 #[derive(Debug, Parser)]
@@ -46,6 +48,13 @@ enum Command {
     Events(events::Args),
     /// Wait until a pane becomes one of the given states (exit 1 on timeout).
     Wait(wait::Args),
+    /// Watch every pane of a tmux server and publish their states (optionally as tmux options).
+    Tmux(tmux::Args),
+    /// The live board of every pane; starts a server (and attaches tmux) when none runs.
+    Watch(watch::Args),
+    /// A fake agent for `watch --demo` (internal).
+    #[command(hide = true)]
+    DemoAgent(watch::demo::AgentArgs),
 }
 
 /// Parses the process arguments, runs the subcommand and turns its outcome into an exit code.
@@ -62,6 +71,9 @@ pub fn main() -> ExitCode {
         Command::Status(args) => status::run(args),
         Command::Events(args) => events::run(args),
         Command::Wait(args) => wait::run(args),
+        Command::Tmux(args) => tmux::run(args),
+        Command::Watch(args) => watch::run(args),
+        Command::DemoAgent(args) => watch::demo::agent(args),
     };
     match outcome {
         Ok(code) => code,

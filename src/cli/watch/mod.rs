@@ -1,0 +1,315 @@
+//! `lookout watch [--demo] [--once]`: the live board, and lookout's one-command start (issue 5).
+//!
+//! Makes sure a server runs (starting an embedded one with the default store if none answers), attaches
+//! the tmux watcher in-process when a tmux server runs, optionally adds demo panes, then shows every
+//! pane full-screen, repainting on each event (subscribe) and once a second for the "since" column.
+//! Keys: `j`/`k` or arrows select, `s` marks the selected pane seen, `q` quits. Touches the outer
+//! terminal (alternate screen, raw mode, always restored), the server socket, tmux and PTYs (demo).
+
+pub mod demo;
+pub mod embed;
+pub mod link;
+pub mod render;
+
+use crate::cli::tmux::Watcher;
+use crate::panes::PaneState;
+use crate::pty::terminal::{self, RawModeGuard, WindowSize};
+use crate::pty::tmux::Tmux;
+use crate::server::client::{Client, snapshot};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use render::View;
+use serde_json::json;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::{Duration, SystemTime};
+
+/// Arguments of `lookout watch`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Add demo panes that replay bundled recordings (or a scripted fake agent) through real PTYs.
+    #[arg(long)]
+    demo: bool,
+    /// With --demo: always the scripted fake agents, even where recordings exist (for tests).
+    #[arg(long, hide = true)]
+    demo_scripted: bool,
+    /// Print one frame and exit.
+    #[arg(long)]
+    once: bool,
+    /// The server's socket [default: $XDG_RUNTIME_DIR/lookout/lookout.sock].
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+    /// Do not attach the user's tmux server even when one is running.
+    #[arg(long)]
+    no_tmux: bool,
+}
+
+/// Runs `lookout watch`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let socket = args
+        .socket
+        .unwrap_or_else(crate::server::default_socket_path);
+    let _embedded = embed::ensure(&socket)?;
+    let mut status = String::new();
+    let tmux = Tmux::new(None);
+    let attach = !args.no_tmux && tmux.is_running();
+    if attach && args.once {
+        // One look now, so a single frame already shows the tmux panes.
+        let mut client = Client::connect(&socket)?;
+        let _ = Watcher::new(tmux.clone(), false).tick(&mut client);
+    } else if attach {
+        attach_tmux(&socket, tmux);
+        status.push_str("tmux attached  ");
+    }
+    let _demo = if args.demo {
+        let demo = demo::start(&socket, args.demo_scripted)?;
+        status.push_str(&demo.description);
+        Some(demo)
+    } else {
+        None
+    };
+    let mut board = Board {
+        client: Client::connect(&socket)?,
+        panes: Vec::new(),
+        selected: None,
+        status,
+    };
+    if args.once {
+        board.refresh(&socket);
+        let color = std::io::stdout().is_terminal();
+        let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
+        println!("{}", board.frame(size, color));
+        return Ok(ExitCode::SUCCESS);
+    }
+    interactive(&socket, &mut board)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tmux watcher on its own thread with its own connection; it ends with the process.
+fn attach_tmux(socket: &Path, tmux: Tmux) {
+    let socket = socket.to_path_buf();
+    let _ = std::thread::Builder::new()
+        .name("lookout-tmux".into())
+        .spawn(move || {
+            let mut watcher = Watcher::new(tmux, false);
+            let mut client = Client::connect(&socket).ok();
+            loop {
+                match client.as_mut().map(|c| watcher.tick(c)) {
+                    Some(Ok(())) => {}
+                    _ => {
+                        watcher.forget_server();
+                        client = Client::connect(&socket).ok();
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        });
+}
+
+/// What the board shows and the connection it reads through.
+struct Board {
+    client: Client,
+    panes: Vec<PaneState>,
+    /// The selected pane's id, so the selection follows the pane when rows come and go.
+    selected: Option<String>,
+    status: String,
+}
+
+impl Board {
+    /// Reads every pane's state (`pane.list`); a lost server is shown, and reconnected next time.
+    fn refresh(&mut self, socket: &Path) {
+        match self.client.call("pane.list", json!({})).map(snapshot) {
+            Ok(Ok((_, panes))) => self.panes = panes,
+            _ => match Client::connect(socket) {
+                Ok(client) => self.client = client,
+                Err(err) => self.status = format!("server lost: {err}"),
+            },
+        }
+    }
+
+    fn index(&self) -> usize {
+        self.selected
+            .as_ref()
+            .and_then(|id| self.panes.iter().position(|p| &p.pane == id))
+            .unwrap_or(0)
+    }
+
+    fn select(&mut self, delta: isize) {
+        let last = self.panes.len().saturating_sub(1);
+        let i = self.index().saturating_add_signed(delta).min(last);
+        self.selected = self.panes.get(i).map(|p| p.pane.clone());
+    }
+
+    fn mark_seen(&mut self) {
+        if let Some(pane) = self.panes.get(self.index()) {
+            let _ = self.client.call("pane.seen", json!({ "pane": pane.pane }));
+        }
+    }
+
+    fn frame(&self, size: WindowSize, color: bool) -> String {
+        render::frame(&View {
+            panes: &self.panes,
+            selected: self.index(),
+            now: SystemTime::now(),
+            cols: size.cols,
+            rows: size.rows,
+            color,
+            status: &self.status,
+        })
+    }
+}
+
+/// What wakes the board.
+enum Wake {
+    Keys(Vec<u8>),
+    Changed,
+    Quit,
+}
+
+/// The alternate screen and raw mode, left on every way out (return, error, panic unwinding).
+struct Screen {
+    _raw: Option<RawModeGuard>,
+}
+
+impl Screen {
+    fn enter() -> std::io::Result<Screen> {
+        let raw = if terminal::stdin_is_tty() {
+            Some(RawModeGuard::enter()?)
+        } else {
+            None
+        };
+        let mut out = std::io::stdout();
+        out.write_all(b"\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J")?;
+        out.flush()?;
+        Ok(Screen { _raw: raw })
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        let mut out = std::io::stdout();
+        let _ = out.write_all(b"\x1b[0m\x1b[?25h\x1b[?1049l");
+        let _ = out.flush();
+    }
+}
+
+fn interactive(socket: &Path, board: &mut Board) -> anyhow::Result<()> {
+    let (tx, rx) = crossbeam_channel::unbounded();
+    keys(tx.clone());
+    events(socket, tx.clone());
+    signals(tx)?;
+    let screen = Screen::enter()?;
+    loop {
+        board.refresh(socket);
+        let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
+        let frame = board.frame(size, true).replace("\r\n", "\x1b[K\r\n");
+        let mut out = std::io::stdout().lock();
+        out.write_all(format!("\x1b[H{frame}\x1b[K\x1b[J").as_bytes())?;
+        out.flush()?;
+        drop(out);
+        if !wait(&rx, board) {
+            break;
+        }
+    }
+    drop(screen);
+    Ok(())
+}
+
+/// Waits up to a second for something to happen; false when the board should close.
+fn wait(rx: &Receiver<Wake>, board: &mut Board) -> bool {
+    let wake = match rx.recv_timeout(Duration::from_secs(1)) {
+        Ok(wake) => wake,
+        Err(RecvTimeoutError::Timeout) => return true,
+        Err(RecvTimeoutError::Disconnected) => return false,
+    };
+    match wake {
+        Wake::Changed => true,
+        Wake::Quit => false,
+        Wake::Keys(bytes) => on_keys(&bytes, board),
+    }
+}
+
+/// Applies typed keys; false on `q`, Ctrl-C or Ctrl-D.
+fn on_keys(bytes: &[u8], board: &mut Board) -> bool {
+    let mut i = 0;
+    while i < bytes.len() {
+        match &bytes[i..] {
+            [b'\x1b', b'[', b'A', ..] | [b'\x1b', b'O', b'A', ..] => {
+                board.select(-1);
+                i += 2;
+            }
+            [b'\x1b', b'[', b'B', ..] | [b'\x1b', b'O', b'B', ..] => {
+                board.select(1);
+                i += 2;
+            }
+            [b'k', ..] => board.select(-1),
+            [b'j', ..] => board.select(1),
+            [b's', ..] => board.mark_seen(),
+            [b'q' | b'Q' | 3 | 4, ..] => return false,
+            _ => {}
+        }
+        i += 1;
+    }
+    true
+}
+
+fn keys(tx: Sender<Wake>) {
+    let _ = std::thread::Builder::new()
+        .name("lookout-keys".into())
+        .spawn(move || {
+            let mut buf = [0u8; 256];
+            let mut stdin = std::io::stdin();
+            loop {
+                match stdin.read(&mut buf) {
+                    Ok(0) | Err(_) => {
+                        // No keyboard (stdin closed): the board still runs until signalled.
+                        return;
+                    }
+                    Ok(n) => {
+                        if tx.send(Wake::Keys(buf[..n].to_vec())).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+}
+
+/// Every event wakes the board; a lost subscription is retried each second.
+fn events(socket: &Path, tx: Sender<Wake>) {
+    let socket = socket.to_path_buf();
+    let _ = std::thread::Builder::new()
+        .name("lookout-events".into())
+        .spawn(move || {
+            loop {
+                if let Ok(Ok((_, _, events))) = Client::connect(&socket).map(Client::subscribe) {
+                    for _ in events {
+                        if tx.send(Wake::Changed).is_err() {
+                            return;
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+}
+
+fn signals(tx: Sender<Wake>) -> anyhow::Result<()> {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGWINCH};
+    let mut signals = signal_hook::iterator::Signals::new([SIGWINCH, SIGINT, SIGTERM, SIGHUP])?;
+    std::thread::Builder::new()
+        .name("lookout-signals".into())
+        .spawn(move || {
+            for signal in signals.forever() {
+                let wake = if signal == SIGWINCH {
+                    Wake::Changed
+                } else {
+                    Wake::Quit
+                };
+                if tx.send(wake).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(())
+}
