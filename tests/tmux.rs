@@ -1,0 +1,347 @@
+//! Real-part tests of `lookout tmux`: a real tmux server on a unique socket, the real `lookout serve`,
+//! and `lookout tmux --set-options` between them; panes run a scripted fake `claude` that draws the
+//! screens `manifests/claude.toml` describes, one scene per line typed into it with `send-keys`.
+//! Every wait is `wait_until` with a deadline; nothing sleeps a fixed time.
+
+mod server_support;
+
+use lookout::server::client::snapshot;
+use serde_json::json;
+use server_support::{LOOKOUT, Served, wait_until};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+/// The fake agent: w = working, b = permission dialog, i = idle prompt box, q = quit.
+pub const FAKE_CLAUDE: &str = r#"#!/bin/bash
+rule='────────────────────────────────────────'
+scene() { printf '\033[H\033[2J%s\r\n\r\n' 'fake claude'; printf '%s\r\n' "$@"; }
+scene "$rule" '> ' "$rule"
+while IFS= read -r -s cmd; do
+  case "$cmd" in
+    w) scene '✻ Thinking… (esc to interrupt)' '' "$rule" '> ' "$rule" ;;
+    b) scene 'Bash command' '  rm -rf build' 'Do you want to proceed?' '❯ 1. Yes' '  2. No' ;;
+    i) scene '● Done.' '' "$rule" '> ' "$rule" ;;
+    q) exit 0 ;;
+  esac
+done
+"#;
+
+/// Writes the fake `claude` into `dir/bin` and returns that directory.
+pub fn fake_claude(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("bin dir");
+    let path = bin.join("claude");
+    std::fs::write(&path, FAKE_CLAUDE).expect("write the fake claude");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    bin
+}
+
+/// A tmux server of our own (`tmux -L <unique>`), killed when dropped.
+struct TmuxServer {
+    name: String,
+}
+
+impl TmuxServer {
+    fn start(name: &str, bin: &Path) -> (TmuxServer, String) {
+        let version = Command::new("tmux").arg("-V").output();
+        assert!(
+            version.is_ok_and(|o| o.status.success()),
+            "these tests need tmux on PATH (apt-get install -y tmux; .ci/run installs it)"
+        );
+        let server = TmuxServer {
+            name: name.to_owned(),
+        };
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let shell = format!("env PATH={path} PS1='$ ' bash --norc --noprofile");
+        let pane = server.run(&[
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &shell,
+        ]);
+        (server, pane.trim().to_owned())
+    }
+
+    /// Runs a tmux command on this server; panics if it fails.
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.name])
+            .args(args)
+            .output()
+            .expect("run tmux");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// A user option's value, empty when unset (or when the target is gone).
+    fn option(&self, scope: &str, target: &str, name: &str) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "-L",
+                &self.name,
+                "show-options",
+                "-q",
+                "-v",
+                scope,
+                "-t",
+                target,
+                name,
+            ])
+            .output()
+            .expect("run tmux");
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    fn type_line(&self, pane: &str, line: &str) {
+        self.run(&["send-keys", "-t", pane, line, "Enter"]);
+    }
+
+    fn screen(&self, pane: &str) -> String {
+        self.run(&["capture-pane", "-p", "-t", pane])
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.name, "kill-server"])
+            .output();
+    }
+}
+
+/// `lookout tmux`, stopped when dropped.
+struct Watcher(Child);
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn state(served: &Served, pane: &str) -> Option<lookout::panes::PaneState> {
+    let (_, panes) = snapshot(served.client().call("pane.list", json!({})).ok()?).ok()?;
+    panes.into_iter().find(|p| p.pane == pane)
+}
+
+fn describe(served: &Served, tmux: &TmuxServer, pane: &str) -> String {
+    format!(
+        "state: {:?}\nscreen:\n{}",
+        state(served, pane),
+        tmux.screen(pane)
+    )
+}
+
+#[test]
+fn tmux_panes_reach_blocked_and_done_and_publish_options() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let name = format!("lookout-test-{}", std::process::id());
+    let (tmux, first) = TmuxServer::start(&name, &bin);
+    let served = Served::start_in(dir.path(), 100);
+    let watcher = Watcher(
+        Command::new(LOOKOUT)
+            .args([
+                "tmux",
+                "--set-options",
+                "--interval-ms",
+                "100",
+                "--socket-name",
+                &name,
+            ])
+            .arg("--server-socket")
+            .arg(&served.socket)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start lookout tmux"),
+    );
+    let id = |pane: &str| format!("tmux:{name}:{pane}");
+    let window = tmux
+        .run(&["display", "-p", "-t", &first, "#{window_id}"])
+        .trim()
+        .to_owned();
+
+    // The agent is started from the pane's shell: the probe sees the foreground group change.
+    tmux.type_line(&first, "claude");
+    let is = |pane: &str, kind: &str, lifecycle: &str| {
+        state(&served, &id(pane))
+            .is_some_and(|s| s.kind.as_deref() == Some(kind) && s.lifecycle.name() == lifecycle)
+    };
+    wait_until(
+        "the agent to be identified",
+        || is(&first, "claude", "idle"),
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "w");
+    wait_until(
+        "working",
+        || is(&first, "claude", "working"),
+        || describe(&served, &tmux, &first),
+    );
+    wait_until(
+        "@lookout_state working",
+        || tmux.option("-p", &first, "@lookout_state") == "working",
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "b");
+    wait_until(
+        "blocked",
+        || is(&first, "claude", "blocked"),
+        || describe(&served, &tmux, &first),
+    );
+    wait_until(
+        "pane and window options blocked",
+        || {
+            tmux.option("-p", &first, "@lookout_state") == "blocked"
+                && tmux.option("-p", &first, "@lookout_attention") == "input_required"
+                && tmux.option("-w", &window, "@lookout_state") == "blocked"
+        },
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "w");
+    wait_until(
+        "working again",
+        || is(&first, "claude", "working"),
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "i");
+    wait_until(
+        "done",
+        || is(&first, "claude", "done"),
+        || describe(&served, &tmux, &first),
+    );
+    wait_until(
+        "options done + unread",
+        || {
+            tmux.option("-p", &first, "@lookout_state") == "done"
+                && tmux.option("-p", &first, "@lookout_attention") == "unread"
+        },
+        || describe(&served, &tmux, &first),
+    );
+
+    // A second pane runs the agent directly (no shell); it blocks, so the window rolls up to blocked.
+    let second = tmux.run(&[
+        "split-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        &first,
+        &format!("{}/claude", bin.display()),
+    ]);
+    let second = second.trim().to_owned();
+    wait_until(
+        "the second agent",
+        || is(&second, "claude", "idle"),
+        || describe(&served, &tmux, &second),
+    );
+    tmux.type_line(&second, "b");
+    wait_until(
+        "the window rolls up to the worst pane",
+        || {
+            is(&second, "claude", "blocked")
+                && tmux.option("-w", &window, "@lookout_state") == "blocked"
+        },
+        || describe(&served, &tmux, &second),
+    );
+    // Killed mid-run: the pane is forgotten and leaves no badge on its window.
+    tmux.run(&["kill-pane", "-t", &second]);
+    wait_until(
+        "the killed pane to be closed and the window back to done",
+        || {
+            state(&served, &id(&second)).is_none()
+                && tmux.option("-w", &window, "@lookout_state") == "done"
+        },
+        || {
+            format!(
+                "window state {:?}",
+                tmux.option("-w", &window, "@lookout_state")
+            )
+        },
+    );
+
+    // The agent in the first pane is killed while working: its working state goes with it.
+    tmux.type_line(&first, "w");
+    wait_until(
+        "working before the kill",
+        || is(&first, "claude", "working"),
+        || describe(&served, &tmux, &first),
+    );
+    let agent = foreground_pid(&tmux, &first);
+    let killed = Command::new("kill")
+        .args(["-9", &agent.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    wait_until(
+        "no working badge after the agent died",
+        || {
+            state(&served, &id(&first))
+                .is_some_and(|s| s.lifecycle.name() != "working" && !s.input_required)
+                && !["working", "blocked"]
+                    .contains(&tmux.option("-p", &first, "@lookout_state").as_str())
+        },
+        || describe(&served, &tmux, &first),
+    );
+    drop(watcher);
+}
+
+/// The pid leading the pane's foreground process group (the agent), read like the probe does.
+fn foreground_pid(tmux: &TmuxServer, pane: &str) -> u32 {
+    let root: u32 = tmux
+        .run(&["display", "-p", "-t", pane, "#{pane_pid}"])
+        .trim()
+        .parse()
+        .expect("pane pid");
+    let stat = std::fs::read_to_string(format!("/proc/{root}/stat")).expect("stat");
+    let stat = lookout::pty::probe::parse_stat(&stat).expect("parse stat");
+    u32::try_from(stat.tpgid).expect("a foreground group")
+}
+
+#[test]
+fn a_tmux_server_that_is_not_running_yet_is_waited_for() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let name = format!("lookout-late-{}", std::process::id());
+    let served = Served::start_in(dir.path(), 100);
+    let _watcher = Watcher(
+        Command::new(LOOKOUT)
+            .args(["tmux", "--interval-ms", "100", "--socket-name", &name])
+            .arg("--server-socket")
+            .arg(&served.socket)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start lookout tmux"),
+    );
+    // tmux starts after lookout tmux does, as after a tmux server restart.
+    let (tmux, pane) = TmuxServer::start(&name, &bin);
+    let id = format!("tmux:{name}:{pane}");
+    wait_until(
+        "the pane of the late server",
+        || state(&served, &id).is_some(),
+        || describe(&served, &tmux, &pane),
+    );
+    drop(tmux);
+    wait_until(
+        "the pane to be closed with its server",
+        || state(&served, &id).is_none(),
+        || format!("{:?}", state(&served, &id)),
+    );
+}

@@ -1,0 +1,302 @@
+//! Real-part tests of `lookout watch`: the board runs in a real terminal (a pane of a tmux server of our
+//! own, `tmux -L <unique>`), and what it shows is read back with `capture-pane`. Panes are put on the
+//! real server through the wire; every wait is `wait_until` with a deadline.
+
+mod server_support;
+
+use base64::Engine as _;
+use lookout::server::Client;
+use serde_json::json;
+use server_support::{LOOKOUT, Served, wait_until};
+use std::path::Path;
+use std::process::Command;
+
+/// A tmux server of our own whose first pane runs `command`; killed when dropped.
+struct Terminal {
+    name: String,
+    pane: String,
+}
+
+impl Terminal {
+    fn start(tag: &str, command: &str, env: &[(&str, &Path)]) -> Terminal {
+        let version = Command::new("tmux").arg("-V").output();
+        assert!(
+            version.is_ok_and(|o| o.status.success()),
+            "these tests need tmux on PATH (apt-get install -y tmux; .ci/run installs it)"
+        );
+        let name = format!("lookout-watch-{tag}-{}", std::process::id());
+        let mut terminal = Terminal {
+            name,
+            pane: String::new(),
+        };
+        let mut args = vec![
+            "-f".to_owned(),
+            "/dev/null".into(),
+            "new-session".into(),
+            "-d".into(),
+            "-P".into(),
+            "-F".into(),
+            "#{pane_id}".into(),
+            "-x".into(),
+            "120".into(),
+            "-y".into(),
+            "30".into(),
+        ];
+        for (key, value) in env {
+            args.push("-e".into());
+            args.push(format!("{key}={}", value.display()));
+        }
+        args.push(command.into());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        terminal.pane = terminal.run(&args).trim().to_owned();
+        terminal.run(&["set-option", "-g", "remain-on-exit", "on"]);
+        terminal
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.name])
+            .args(args)
+            .output()
+            .expect("run tmux");
+        assert!(
+            out.status.success(),
+            "tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.run(&["capture-pane", "-p", "-t", &self.pane])
+    }
+
+    fn keys(&self, keys: &str) {
+        self.run(&["send-keys", "-t", &self.pane, keys]);
+    }
+
+    fn wait_for(&self, what: &str, predicate: impl Fn(&str) -> bool) {
+        wait_until(what, || predicate(&self.screen()), || self.screen());
+    }
+
+    /// The board's row for `pane`, if shown.
+    fn row(&self, pane: &str) -> Option<String> {
+        self.screen()
+            .lines()
+            .find(|l| l.get(2..).is_some_and(|rest| rest.starts_with(pane)))
+            .map(str::to_owned)
+    }
+}
+
+impl Drop for Terminal {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.name, "kill-server"])
+            .output();
+    }
+}
+
+const PERMISSION: &str =
+    "Bash command\r\n  rm -rf build\r\nDo you want to proceed?\r\n❯ 1. Yes\r\n  2. No\r\n";
+const WORKING: &str = "\x1b[2J\x1b[H✻ Thinking… (esc to interrupt)\r\n";
+const RULE: &str = "────────────────────────────────────────";
+
+fn put(client: &mut Client, pane: &str, screens: &[&str]) {
+    client
+        .call(
+            "pane.open",
+            json!({"pane": pane, "rows": 24, "cols": 80, "kind": "claude"}),
+        )
+        .expect("open");
+    let started = json!({"pane": pane, "event": "started", "pid": 1, "argv": ["claude"]});
+    client.call("pane.process", started).expect("process");
+    for screen in screens {
+        let data = base64::engine::general_purpose::STANDARD.encode(screen);
+        client
+            .call("pane.feed", json!({"pane": pane, "data": data}))
+            .expect("feed");
+    }
+}
+
+fn lifecycle_of(client: &mut Client, pane: &str) -> String {
+    let state = client
+        .call("agent.get", json!({ "pane": pane }))
+        .expect("agent.get");
+    state["lifecycle"].as_str().unwrap_or_default().to_owned()
+}
+
+#[test]
+fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    let mut client = served.client();
+    put(&mut client, "test:blocked", &[PERMISSION]);
+    put(&mut client, "test:working", &[WORKING]);
+    // A turn that ends: working, then the prompt alone in its box → done, unread.
+    put(&mut client, "test:done", &[WORKING]);
+    wait_until(
+        "test:done working",
+        || lifecycle_of(&mut client, "test:done") == "working",
+        String::new,
+    );
+    let idle = format!("\x1b[2J\x1b[H● Done.\r\n{RULE}\r\n> \r\n{RULE}\r\n");
+    client
+        .call("pane.feed", json!({"pane": "test:done", "data": base64::engine::general_purpose::STANDARD.encode(idle)}))
+        .expect("feed");
+    wait_until(
+        "test:done done",
+        || lifecycle_of(&mut client, "test:done") == "done",
+        String::new,
+    );
+
+    let command = format!("{LOOKOUT} watch --socket {}", served.socket.display());
+    let state = dir.path().join("state");
+    let term = Terminal::start("board", &command, &[("XDG_STATE_HOME", &state)]);
+    term.wait_for("the roll-up", |s| {
+        s.contains("lookout · 1 blocked · 1 done · 1 working")
+    });
+    let blocked = term.row("test:blocked").unwrap_or_default();
+    assert!(
+        blocked.contains("claude") && blocked.contains("blocked") && blocked.contains('!'),
+        "{blocked}"
+    );
+    assert!(blocked.contains("screen:permission-dialog"), "{blocked}");
+    let done = term.row("test:done").unwrap_or_default();
+    assert!(
+        done.contains("done") && done.contains('*') && done.contains("screen:prompt-box"),
+        "{done}"
+    );
+    assert!(
+        term.row("test:working")
+            .is_some_and(|r| r.contains("screen:interrupt-hint"))
+    );
+    // The board attached the tmux server it runs in: its own pane is a row too.
+    wait_until(
+        "the board's own tmux pane",
+        || term.row(&format!("tmux:{}", term.pane)).is_some(),
+        || term.screen(),
+    );
+
+    // Rows are ordered by id; select test:done (j moves down from the first row) and mark it seen.
+    term.wait_for("the first row selected", |s| {
+        s.lines().any(|l| l.starts_with("> test:blocked"))
+    });
+    term.keys("j");
+    term.wait_for("test:done selected", |s| {
+        s.lines().any(|l| l.starts_with("> test:done"))
+    });
+    term.keys("s");
+    term.wait_for("unread cleared", |s| {
+        s.contains("lookout · 1 blocked · 0 done · 1 working")
+    });
+
+    term.keys("q");
+    wait_until(
+        "the board to exit and leave the alternate screen",
+        || {
+            term.run(&[
+                "display",
+                "-p",
+                "-t",
+                &term.pane,
+                "#{pane_dead} #{alternate_on}",
+            ])
+            .trim()
+                == "1 0"
+        },
+        || term.screen(),
+    );
+}
+
+#[test]
+fn the_scripted_demo_starts_its_own_server_and_shows_blocked_and_done() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("run").join("lookout.sock");
+    let state = dir.path().join("state");
+    let command = format!(
+        "{LOOKOUT} watch --demo --demo-scripted --no-tmux --socket {}",
+        socket.display()
+    );
+    let term = Terminal::start("demo", &command, &[("XDG_STATE_HOME", &state)]);
+    term.wait_for("the demo panes", |s| s.contains("demo:"));
+    term.wait_for("a demo pane working", |s| {
+        s.lines()
+            .any(|l| l.contains("demo:") && l.contains("working"))
+    });
+    term.wait_for("a demo pane blocked", |s| {
+        s.lines()
+            .any(|l| l.contains("demo:") && l.contains("blocked"))
+    });
+    term.wait_for("a demo pane done", |s| {
+        s.lines()
+            .any(|l| l.contains("demo:") && l.contains(" done "))
+    });
+    assert!(
+        Client::connect(&socket).is_ok(),
+        "the embedded server serves the socket"
+    );
+    term.keys("q");
+    wait_until(
+        "the board to exit",
+        || {
+            term.run(&["display", "-p", "-t", &term.pane, "#{pane_dead}"])
+                .trim()
+                == "1"
+        },
+        || term.screen(),
+    );
+}
+
+#[test]
+fn once_prints_one_plain_frame() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    let mut client = served.client();
+    put(&mut client, "test:blocked", &[PERMISSION]);
+    wait_until(
+        "blocked",
+        || lifecycle_of(&mut client, "test:blocked") == "blocked",
+        String::new,
+    );
+    let out = Command::new(LOOKOUT)
+        .args(["watch", "--once", "--no-tmux", "--socket"])
+        .arg(&served.socket)
+        .output()
+        .expect("run watch --once");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.starts_with("lookout · 1 blocked · 0 done · 0 working · 0 idle"),
+        "{text}"
+    );
+    assert!(!text.contains('\x1b'), "no colours into a pipe: {text:?}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("> test:blocked") && l.contains("blocked")),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_demo_replays_the_bundled_recordings_through_ptys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("run").join("lookout.sock");
+    let state = dir.path().join("state");
+    let command = format!(
+        "{LOOKOUT} watch --demo --no-tmux --socket {}",
+        socket.display()
+    );
+    let term = Terminal::start("replay", &command, &[("XDG_STATE_HOME", &state)]);
+    term.wait_for("the recordings", |s| {
+        s.contains("demo: replaying") && s.contains("demo:claude")
+    });
+    // Which states a recording reaches is the manifests' business (tests/replay.rs); here it is enough
+    // that a replayed screen moves some pane off idle.
+    term.wait_for("a replayed pane leaving idle", |s| {
+        s.lines().any(|l| {
+            l.contains("demo:")
+                && (l.contains("working") || l.contains("blocked") || l.contains(" done "))
+        })
+    });
+    term.keys("q");
+}
