@@ -211,7 +211,7 @@ fn tmux_panes_reach_blocked_and_done_and_publish_options() {
         || {
             tmux.option("-p", &first, "@lookout_state") == "blocked"
                 && tmux.option("-p", &first, "@lookout_attention") == "input_required"
-                && tmux.option("-w", &window, "@lookout_state") == "blocked"
+                && tmux.option("-w", &window, "@lookout_window_state") == "blocked"
         },
         || describe(&served, &tmux, &first),
     );
@@ -257,7 +257,7 @@ fn tmux_panes_reach_blocked_and_done_and_publish_options() {
         "the window rolls up to the worst pane",
         || {
             is(&second, "claude", "blocked")
-                && tmux.option("-w", &window, "@lookout_state") == "blocked"
+                && tmux.option("-w", &window, "@lookout_window_state") == "blocked"
         },
         || describe(&served, &tmux, &second),
     );
@@ -267,12 +267,12 @@ fn tmux_panes_reach_blocked_and_done_and_publish_options() {
         "the killed pane to be closed and the window back to done",
         || {
             state(&served, &id(&second)).is_none()
-                && tmux.option("-w", &window, "@lookout_state") == "done"
+                && tmux.option("-w", &window, "@lookout_window_state") == "done"
         },
         || {
             format!(
                 "window state {:?}",
-                tmux.option("-w", &window, "@lookout_state")
+                tmux.option("-w", &window, "@lookout_window_state")
             )
         },
     );

@@ -3,15 +3,14 @@
 //! Each interval: `list-panes -a` once, then per pane a `/proc` probe of its foreground process and a
 //! `capture-pane`; what changed goes to the server (`pane.open`/`close`/`resize`/`process`/`feed`).
 //! A screen is fed only when it differs from the last one fed, so "unchanged" stays unchanged for the
-//! core's `quiet_ms` rules. With `--set-options` the states are written back as `@lookout_*` pane and
-//! window options, each only when its value changes. Touches the tmux CLI, `/proc` and the server socket.
+//! core's `quiet_ms` rules. With `--set-options` the states are written back as `@lookout_*` pane
+//! options and `@lookout_window_*` window roll-ups (worst pane first), each only when its value changes. Touches the tmux CLI, `/proc` and the server socket.
 
 use crate::cli::watch::render::Badge;
 use crate::panes::PaneState;
 use crate::pty::probe::{Change, Probe, ProcFs};
 use crate::pty::tmux::{self, PaneInfo, Scope, Tmux};
 use crate::server::client::{Client, ClientError, snapshot};
-use anyhow::Context as _;
 use base64::Engine as _;
 use serde_json::json;
 use std::collections::{BTreeMap, HashMap};
@@ -25,7 +24,8 @@ pub struct Args {
     /// The tmux server's socket name (`tmux -L NAME`) [default: the user's default tmux server].
     #[arg(long, value_name = "NAME")]
     pub socket_name: Option<String>,
-    /// Write `@lookout_state`, `@lookout_attention` and `@lookout_label` pane and window options.
+    /// Write `@lookout_state`, `@lookout_attention`, `@lookout_label` pane options and their
+    /// `@lookout_window_*` roll-ups on each window.
     #[arg(long)]
     pub set_options: bool,
     /// How often to look at every pane, in milliseconds.
@@ -43,15 +43,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .server_socket
         .clone()
         .unwrap_or_else(crate::server::default_socket_path);
-    let mut client = Client::connect(&socket).with_context(|| {
-        format!(
-            "no lookout server at {} (start `lookout serve`, or use `lookout watch`, which starts one)",
-            socket.display()
-        )
-    })?;
+    let interval = Duration::from_millis(args.interval_ms.max(50));
+    // Waiting rather than failing lets `run-shell -b 'lookout tmux'` in tmux.conf start before the server.
+    let mut client = match Client::connect(&socket) {
+        Ok(client) => client,
+        Err(err) => {
+            eprintln!(
+                "lookout tmux: no lookout server at {} ({err}); waiting for one \
+                 (start `lookout serve`, or `lookout watch`, which embeds one)",
+                socket.display()
+            );
+            reconnect(&socket, interval)
+        }
+    };
     let tmux = Tmux::new(args.socket_name.clone());
     let mut watcher = Watcher::new(tmux, args.set_options);
-    let interval = Duration::from_millis(args.interval_ms.max(50));
     loop {
         let started = Instant::now();
         if let Err(err) = watcher.tick(&mut client) {
@@ -322,11 +328,19 @@ struct Options {
 
 impl Options {
     fn write(&mut self, tmux: &Tmux, scope: Scope, target: &str, values: &Values) {
-        let pairs = [
-            ("@lookout_state", &values.state),
-            ("@lookout_attention", &values.attention),
-            ("@lookout_label", &values.label),
-        ];
+        // The window's roll-up has its own names: in a format, a pane option shadows a window option
+        // of the same name (the active pane's value would win over the roll-up in window-status-format).
+        let names = match scope {
+            Scope::Pane => ["@lookout_state", "@lookout_attention", "@lookout_label"],
+            Scope::Window => [
+                "@lookout_window_state",
+                "@lookout_window_attention",
+                "@lookout_window_label",
+            ],
+        };
+        let pairs = names
+            .into_iter()
+            .zip([&values.state, &values.attention, &values.label]);
         for (name, value) in pairs {
             let key = (scope, target.to_owned(), name);
             let before = self.written.get(&key).map_or("", String::as_str);
