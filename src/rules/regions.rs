@@ -68,16 +68,20 @@ impl<'s> Rows<'s> {
 }
 
 fn render_row(screen: &vt100::Screen, r: usize) -> String {
-    let (_, cols) = screen.size();
-    let Ok(row) = u16::try_from(r) else { return String::new() };
-    let mut text = String::with_capacity(usize::from(cols.get()));
-    for c in 0..cols.get() {
-        match screen.cell(row, c) {
-            Some(cell) if cell.is_wide_continuation() => {}
-            Some(cell) if cell.has_contents() => text.push_str(cell.contents()),
-            _ => text.push(' '),
-        }
-    }
+    let (rows, cols) = screen.size();
+    let (rows, cols) = (rows.get(), cols.get());
+    let Ok(r) = u16::try_from(r) else { return String::new() };
+    // `contents_between` over a two-row span renders just the rows asked for (vt100's own
+    // writer, no per-cell lookups); the neighbouring row contributes nothing but a newline.
+    let text = if r + 1 < rows {
+        screen.contents_between(r, 0, r + 1, 0)
+    } else if r > 0 {
+        let t = screen.contents_between(r - 1, cols, r, cols);
+        t.strip_prefix('\n').map(str::to_owned).unwrap_or(t)
+    } else {
+        screen.rows(0, cols).next().unwrap_or_default()
+    };
+    let mut text = text;
     text.truncate(text.trim_end().len());
     text
 }
