@@ -72,6 +72,11 @@ def tmux(*args, check=True):
     return r.stdout
 
 
+def bottom(text, n):
+    rows = [r for r in text.split("\n") if r.strip()]
+    return "\n".join(rows[-n:])
+
+
 class Pane:
     def __init__(self, kind, case, explore):
         self.kind, self.case, self.explore = kind, case, explore
@@ -115,9 +120,10 @@ class Pane:
         if enter:
             tmux("send-keys", "-t", SESSION, enter_key)
 
-    def wait(self, pattern, timeout=30, gone=False, what=None, quiet=0.0):
+    def wait(self, pattern, timeout=30, gone=False, what=None, quiet=0.0, lines=None):
         """Poll until `pattern` (regex, multiline) is (or, gone=True, is no longer) on the screen.
-        quiet: additionally wait until the screen has not changed for that many seconds."""
+        quiet: additionally wait until the screen has not changed for that many seconds.
+        lines: look only at the last `lines` non-blank rows (status rows, not quoted prose)."""
         rx = re.compile(pattern, re.M)
         deadline = time.time() + timeout
         last, since = None, time.time()
@@ -126,7 +132,7 @@ class Pane:
             key = t + "\0" + self.title()  # a title change counts as a change for `quiet`
             if key != last:
                 last, since = key, time.time()
-            hit = bool(rx.search(t))
+            hit = bool(rx.search(bottom(t, lines) if lines else t))
             if hit != gone and time.time() - since >= quiet:
                 return t
             if self.dead():
@@ -228,6 +234,7 @@ class Agent:
     ready = None          # idle prompt on screen (regex)
     busy = None           # the CLI's own working indicator (regex)
     busy_title = None     # the window title while working (regex), if the CLI sets one
+    busy_lines = 6        # the busy sign is looked for in this many last non-blank rows
     dialog = None         # the live permission dialog (regex)
     approve = ("Enter",)  # keys that approve
     deny = ("Escape",)    # keys that deny
@@ -265,7 +272,7 @@ class Agent:
         """Wait until the CLI's own busy sign (screen or title) shows, when it has one."""
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if self.busy and re.search(self.busy, pane.text(), re.M):
+            if self.busy and re.search(self.busy, bottom(pane.text(), self.busy_lines), re.M):
                 return
             if self.busy_title and re.search(self.busy_title, pane.title()):
                 return
@@ -278,18 +285,19 @@ class Agent:
     def is_idle(self, pane, timeout=40):
         """Wait until the turn is over: busy indicator gone, prompt ready, screen quiet."""
         if self.busy:
-            pane.wait(self.busy, timeout, gone=True, what="not-busy")
+            pane.wait(self.busy, timeout, gone=True, what="not-busy", lines=self.busy_lines)
         if self.busy_title:
             pane.wait_title(self.busy_title, timeout, gone=True, what="title-not-busy")
         pane.wait(self.ready, timeout, what="ready", quiet=self.settle)
         if self.busy:  # a busy line may come back between two steps of one turn
-            pane.wait(self.busy, 2, gone=True, what="still-not-busy")
+            pane.wait(self.busy, 2, gone=True, what="still-not-busy", lines=self.busy_lines)
 
 
 class Claude(Agent):
     kind = "claude"
     ready = r"^❯\s*$"
     busy_title = r"^[\u2801-\u28ff]"
+    busy_lines = 3
     busy = r"esc to interrupt"
     dialog = r"Do you want to proceed\?[\s\S]*1\. Yes"
     approve = ("Enter",)
@@ -314,6 +322,7 @@ class Codex(Agent):
     kind = "codex"
     ready = r"^› "
     busy_title = r"^[\u2801-\u28ff]|Action Required"
+    busy_lines = 4
     busy = r"esc to interrupt"
     dialog = r"Would you like to run the following command\?|Yes, proceed"
     approve = ("Enter",)
@@ -361,6 +370,7 @@ trust_level = "trusted"
 
 class Gemini(Agent):
     kind = "gemini"
+    busy_lines = 9
     slow_seconds = 4.0
     ready = r"Type your message"
     busy_title = r"Working|Action Required"
@@ -417,6 +427,7 @@ class Opencode(Agent):
     kind = "opencode"
     ready = r"ctrl\+p commands"
     busy = r"esc (to )?interrupt|esc again"
+    busy_lines = 3
     dialog = r"Permission required|Allow once"
     approve = ("Enter",)
     deny = ("Escape",)
@@ -440,7 +451,8 @@ class Opencode(Agent):
 class Cline(Agent):
     kind = "cline"
     ready = r"❯ (Ask anything|What can I do)"
-    busy = r"esc to (cancel|interrupt)|^ [\u2801-\u28ff] "
+    busy = r"^ [\u2801-\u28ff] "
+    busy_lines = 40
     dialog = r"Approve tool call\?[\s\S]*\[y\] Approve"
     approve = ("y",)
     deny = ("n",)
@@ -449,10 +461,13 @@ class Cline(Agent):
 
     def before(self, pane):
         t = pane.wait(self.ready + r"|any other key to close", self.startup_timeout, what="ready")
-        if "any other key to close" in t:  # start-up announcement popup
+        deadline = time.time() + 30
+        while "any other key to close" in t and time.time() < deadline:  # start-up announcement popup
+            time.sleep(1.0)
             pane.keys("Escape")
-            time.sleep(0.5)
-        pane.wait(self.ready, 20, what="ready", quiet=0.8)
+            time.sleep(1.0)
+            t = pane.text()
+        pane.wait(self.ready, 20, what="ready", quiet=self.settle)
 
     def setup(self, env, port):
         env["CLINE_DIR"] = HOME + "/.cline"
@@ -584,7 +599,7 @@ def sc_interrupt(a, p):
     time.sleep(0.8)
     p.keys(*a.interrupt)
     if a.busy:
-        p.wait(a.busy, 15, gone=True, what="not-busy")
+        p.wait(a.busy, 15, gone=True, what="not-busy", lines=a.busy_lines)
     a.is_idle(p, timeout=20)
     p.mark("i")
 
