@@ -24,13 +24,27 @@ fn parser(text: &str) -> vt100::Parser {
 fn bench_evaluate(c: &mut Criterion) {
     let (catalog, errors) = Catalog::bundled();
     assert!(errors.is_empty(), "{errors:?}");
-    let Some(kind) = catalog.kind_id("claude").and_then(|k| catalog.kind(k)) else { return };
+    let Some(kind) = catalog.kind_id("claude").and_then(|k| catalog.kind(k)) else {
+        return;
+    };
     let mut group = c.benchmark_group("evaluate");
-    group.sample_size(30).measurement_time(Duration::from_secs(2)).warm_up_time(Duration::from_millis(300));
+    group
+        .sample_size(30)
+        .measurement_time(Duration::from_secs(2))
+        .warm_up_time(Duration::from_millis(300));
     for state in ["working", "blocked", "idle"] {
-        let p = parser(&screens::claude_screen(50, 200, 3, state));
+        let mut p = parser(&screens::claude_screen(50, 200, 3, state));
+        if state == "working" {
+            p.process(screens::spinner_update(50, 4).as_bytes());
+        }
         let now = Instant::now();
-        let look = Look { screen: p.screen(), title: "✳ Claude Code", progress: "", changed_at: Some(now), now };
+        let look = Look {
+            screen: p.screen(),
+            title: "✳ Claude Code",
+            progress: "",
+            changed_at: Some(now),
+            now,
+        };
         group.bench_with_input(BenchmarkId::new("combined", state), &look, |b, look| {
             b.iter(|| black_box(kind.evaluate_with(look, Strategy::Combined)));
         });
@@ -40,23 +54,34 @@ fn bench_evaluate(c: &mut Criterion) {
         // Baseline: the region texts already built, one RegexSet pass over each.
         let texts: Vec<String> = {
             let mut rows = Rows::new(p.screen());
-            kind.regions.iter().map(|r| region_text(&mut rows, *r, look.title, "")).collect()
+            kind.regions
+                .iter()
+                .map(|r| region_text(&mut rows, *r, look.title, ""))
+                .collect()
         };
-        group.bench_with_input(BenchmarkId::new("regexset-pass", state), &texts, |b, texts| {
-            b.iter(|| {
-                for (set, text) in kind.sets.iter().zip(texts) {
-                    black_box(set.matches(text));
-                }
-            });
-        });
-        group.bench_with_input(BenchmarkId::new("extract-regions", state), &look, |b, look| {
-            b.iter(|| {
-                let mut rows = Rows::new(look.screen);
-                for r in &kind.regions {
-                    black_box(region_text(&mut rows, *r, look.title, ""));
-                }
-            });
-        });
+        group.bench_with_input(
+            BenchmarkId::new("regexset-pass", state),
+            &texts,
+            |b, texts| {
+                b.iter(|| {
+                    for (set, text) in kind.sets.iter().zip(texts) {
+                        black_box(set.matches(text));
+                    }
+                });
+            },
+        );
+        group.bench_with_input(
+            BenchmarkId::new("extract-regions", state),
+            &look,
+            |b, look| {
+                b.iter(|| {
+                    let mut rows = Rows::new(look.screen);
+                    for r in &kind.regions {
+                        black_box(region_text(&mut rows, *r, look.title, ""));
+                    }
+                });
+            },
+        );
         let time = |f: &mut dyn FnMut()| {
             let n = 20_000;
             let t = Instant::now();

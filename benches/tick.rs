@@ -29,10 +29,21 @@ fn fleet(panes: usize, rows: usize, cols: usize) -> Fleet {
     let ids: Vec<String> = (0..panes).map(|i| format!("pane-{i}")).collect();
     for (i, id) in ids.iter().enumerate() {
         let kind = if i % 2 == 0 { "claude" } else { "codex" };
-        let _ = lookout::panes::open_pane(&mut world, id, rows as u16, cols as u16, Some(kind), None);
-        let _ = lookout::panes::feed(&mut world, id, screens::claude_screen(rows, cols, i, "working").as_bytes());
+        let _ =
+            lookout::panes::open_pane(&mut world, id, rows as u16, cols as u16, Some(kind), None);
+        let _ = lookout::panes::feed(
+            &mut world,
+            id,
+            screens::claude_screen(rows, cols, i, "working").as_bytes(),
+        );
     }
-    let mut f = Fleet { world, ids, rows, frame: 0, cursor: 0 };
+    let mut f = Fleet {
+        world,
+        ids,
+        rows,
+        frame: 0,
+        cursor: 0,
+    };
     f.tick(0);
     f.tick(0);
     f
@@ -48,7 +59,9 @@ impl Fleet {
             self.cursor += 1;
             let _ = lookout::panes::feed(&mut self.world, id, update.as_bytes());
         }
-        self.world.resource_mut::<Clock>().advance(Duration::from_millis(500));
+        self.world
+            .resource_mut::<Clock>()
+            .advance(Duration::from_millis(500));
         self.world.run_schedule(lookout::Tick);
         let outbox = self.world.resource::<EventOutbox>();
         for _ in outbox.events().try_iter() {}
@@ -75,16 +88,27 @@ fn bench_tick(c: &mut Criterion) {
         &[(1_000, 50, 200), (10_000, 50, 200)]
     };
     let mut group = c.benchmark_group("tick");
-    group.sample_size(10).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(3))
+        .warm_up_time(Duration::from_millis(500));
     for &(panes, rows, cols) in sizes {
         let mut f = fleet(panes, rows, cols);
         for percent in [0usize, 1, 10, 100] {
             let changed = panes * percent / 100;
-            group.bench_with_input(BenchmarkId::new(format!("{panes}x{rows}x{cols}"), format!("{percent}%")), &changed, |b, &changed| {
-                b.iter(|| f.tick(changed));
-            });
+            group.bench_with_input(
+                BenchmarkId::new(format!("{panes}x{rows}x{cols}"), format!("{percent}%")),
+                &changed,
+                |b, &changed| {
+                    b.iter(|| f.tick(changed));
+                },
+            );
             let m = median_tick(&mut f, changed, 7);
-            let per_changed = if changed > 0 { format!("{:.2} µs", m.as_secs_f64() * 1e6 / changed as f64) } else { "-".into() };
+            let per_changed = if changed > 0 {
+                format!("{:.2} µs", m.as_secs_f64() * 1e6 / changed as f64)
+            } else {
+                "-".into()
+            };
             println!(
                 "FIGURE tick panes={panes} screen={rows}x{cols} changed={percent}% tick={:.3} ms per_pane={:.1} ns per_changed_pane={per_changed}",
                 m.as_secs_f64() * 1e3,

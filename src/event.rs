@@ -51,7 +51,9 @@ pub struct Event {
 
 /// Formats a time as RFC 3339 UTC with milliseconds (`2026-11-30T17:25:37.123Z`).
 pub fn rfc3339(time: SystemTime) -> String {
-    let since = time.duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default();
+    let since = time
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default();
     let secs = since.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(i64::try_from(days).unwrap_or(0));

@@ -92,14 +92,39 @@ pub fn open_pane(
         cause: restore.cause,
     };
     let flags = (restore.input_required.is_some(), restore.unread.is_some());
-    let attention = Attention { input_required: restore.input_required, unread: restore.unread, prev: flags, cause: None };
-    let labels = Labels { labels: restore.labels, ..Labels::default() };
+    let attention = Attention {
+        input_required: restore.input_required,
+        unread: restore.unread,
+        prev: flags,
+        cause: None,
+    };
+    let labels = Labels {
+        labels: restore.labels,
+        ..Labels::default()
+    };
     let pane = PaneId::new(id);
     let entity = world
         .spawn((
-            (pane.clone(), Screen::new(rows, cols), Title::default(), Progress::default(), agent),
-            (HookedProcess::default(), HookEvidence::default(), ScreenVerdict::default(), Wake::default()),
-            (Verdict::default(), lifecycle, attention, labels, Settling::default()),
+            (
+                pane.clone(),
+                Screen::new(rows, cols),
+                Title::default(),
+                Progress::default(),
+                agent,
+            ),
+            (
+                HookedProcess::default(),
+                HookEvidence::default(),
+                ScreenVerdict::default(),
+                Wake::default(),
+            ),
+            (
+                Verdict::default(),
+                lifecycle,
+                attention,
+                labels,
+                Settling::default(),
+            ),
         ))
         .id();
     world.resource_mut::<PaneIndex>().0.insert(pane, entity);
@@ -108,7 +133,11 @@ pub fn open_pane(
 
 /// Closes a pane (`pane.close`): it is forgotten; its events stay wherever they were sent.
 pub fn close_pane(world: &mut World, id: &str) -> Result<(), UnknownPane> {
-    let entity = world.resource_mut::<PaneIndex>().0.remove(&PaneId::new(id)).ok_or(UnknownPane)?;
+    let entity = world
+        .resource_mut::<PaneIndex>()
+        .0
+        .remove(&PaneId::new(id))
+        .ok_or(UnknownPane)?;
     world.despawn(entity);
     Ok(())
 }
@@ -132,7 +161,11 @@ pub fn resize(world: &mut World, id: &str, rows: u16, cols: u16) -> Result<(), U
 }
 
 /// Queues a process event; returns the generation the pane will be in once it is applied.
-pub fn process(world: &mut World, id: &str, event: ProcessEvent) -> Result<Generation, UnknownPane> {
+pub fn process(
+    world: &mut World,
+    id: &str,
+    event: ProcessEvent,
+) -> Result<Generation, UnknownPane> {
     let e = entity(world, id)?;
     let current = world.get::<HookedProcess>(e).map_or(0, |p| p.generation.0);
     let pending = world
@@ -142,7 +175,10 @@ pub fn process(world: &mut World, id: &str, event: ProcessEvent) -> Result<Gener
         .filter(|(p, ev)| &**p == id && matches!(ev, ProcessEvent::Started { .. }))
         .count() as u64;
     let started = u64::from(matches!(event, ProcessEvent::Started { .. }));
-    world.resource_mut::<ProcessInbox>().0.push((Arc::from(id), event));
+    world
+        .resource_mut::<ProcessInbox>()
+        .0
+        .push((Arc::from(id), event));
     Ok(Generation(current + pending + started))
 }
 
@@ -189,26 +225,41 @@ pub fn state(world: &World, id: &str) -> Result<PaneState, UnknownPane> {
 pub fn states(world: &World) -> Vec<PaneState> {
     let mut ids: Vec<&PaneId> = world.resource::<PaneIndex>().0.keys().collect();
     ids.sort();
-    ids.iter().filter_map(|id| state(world, id.as_str()).ok()).collect()
+    ids.iter()
+        .filter_map(|id| state(world, id.as_str()).ok())
+        .collect()
 }
 
 /// `agent.explain`: the pane's rules evaluated on its screen now, plus hook status and policy.
-pub fn explain(world: &World, id: &str) -> Result<(PaneState, Option<Explanation>, HookPolicy), UnknownPane> {
+pub fn explain(
+    world: &World,
+    id: &str,
+) -> Result<(PaneState, Option<Explanation>, HookPolicy), UnknownPane> {
     let st = state(world, id)?;
     let e = entity(world, id)?;
     let get = world.entity(e);
     let clock = *world.resource::<Clock>();
     let catalog = &world.resource::<Manifests>().0;
-    let rules = get.get::<AgentKind>().and_then(|k| k.id).and_then(|id| catalog.kind(id));
+    let rules = get
+        .get::<AgentKind>()
+        .and_then(|k| k.id)
+        .and_then(|id| catalog.kind(id));
     let policy = rules.map(|k| k.policy).unwrap_or_default();
-    let explanation = match (rules, get.get::<Screen>(), get.get::<Title>(), get.get::<Progress>()) {
-        (Some(rules), Some(screen), Some(title), Some(progress)) => Some(rules.explain(&crate::rules::Look {
-            screen: screen.screen(),
-            title: &title.0,
-            progress: &progress.0,
-            changed_at: screen.changed_at,
-            now: clock.now,
-        })),
+    let explanation = match (
+        rules,
+        get.get::<Screen>(),
+        get.get::<Title>(),
+        get.get::<Progress>(),
+    ) {
+        (Some(rules), Some(screen), Some(title), Some(progress)) => {
+            Some(rules.explain(&crate::rules::Look {
+                screen: screen.screen(),
+                title: &title.0,
+                progress: &progress.0,
+                changed_at: screen.changed_at,
+                now: clock.now,
+            }))
+        }
         _ => None,
     };
     Ok((st, explanation, policy))

@@ -87,14 +87,23 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
     // A fresh world has no panes, so opening cannot collide.
     let _ = crate::panes::open_pane(&mut world, PANE, rows, cols, Some(kind), None);
     let events = world.resource::<EventOutbox>().events().clone();
-    let mut out = Replay { kind: kind.to_owned(), timeline: Vec::new(), markers: Vec::new() };
+    let mut out = Replay {
+        kind: kind.to_owned(),
+        timeline: Vec::new(),
+        markers: Vec::new(),
+    };
     let mut next_tick = TICK;
     let tick = |world: &mut bevy_ecs::world::World, at: Duration, out: &mut Replay| {
         *world.resource_mut::<Clock>() = Clock::at(start + at, wall + at);
         world.run_schedule(crate::Tick);
         for event in events.try_iter() {
             if let Change::Lifecycle { from, to, .. } = event.change {
-                out.timeline.push(Step { at: at.as_secs_f64(), from, to, cause: event.cause.map(|c| c.to_string()) });
+                out.timeline.push(Step {
+                    at: at.as_secs_f64(),
+                    from,
+                    to,
+                    cause: event.cause.map(|c| c.to_string()),
+                });
             }
         }
     };
@@ -146,7 +155,13 @@ mod tests {
     fn cast(events: Vec<(f64, EventKind)>) -> Cast {
         Cast {
             header: Header::new(60, 10),
-            events: events.into_iter().map(|(t, kind)| CastEvent { time: Duration::from_secs_f64(t), kind }).collect(),
+            events: events
+                .into_iter()
+                .map(|(t, kind)| CastEvent {
+                    time: Duration::from_secs_f64(t),
+                    kind,
+                })
+                .collect(),
         }
     }
 
@@ -173,12 +188,26 @@ mod tests {
             (4.1, mark("working")),
         ]);
         let r = replay(&c, Arc::new(catalog), "k");
-        let got: Vec<(String, bool)> = r.markers.iter().map(|m| (m.expected.clone(), m.ok)).collect();
+        let got: Vec<(String, bool)> = r
+            .markers
+            .iter()
+            .map(|m| (m.expected.clone(), m.ok))
+            .collect();
         assert_eq!(
             got,
-            [("idle".into(), true), ("working".into(), true), ("blocked".into(), true), ("idle".into(), true), ("working".into(), false)]
+            [
+                ("idle".into(), true),
+                ("working".into(), true),
+                ("blocked".into(), true),
+                ("idle".into(), true),
+                ("working".into(), false)
+            ]
         );
         assert_eq!(r.mismatches(), 1);
-        assert_eq!(r.timeline.last().map(|s| s.to), Some(LifecycleState::Idle), "answered prompt → idle");
+        assert_eq!(
+            r.timeline.last().map(|s| s.to),
+            Some(LifecycleState::Idle),
+            "answered prompt → idle"
+        );
     }
 }

@@ -37,7 +37,16 @@ pub fn build_schedule() -> Schedule {
     });
     use DetectionSystems::*;
     schedule.configure_sets((Ingest, Evaluate, Resolve, Transition, Emit).chain());
-    schedule.add_systems((ingest_output, ingest_processes, identify_agents, ingest_hooks).chain().in_set(Ingest));
+    schedule.add_systems(
+        (
+            ingest_output,
+            ingest_processes,
+            identify_agents,
+            ingest_hooks,
+        )
+            .chain()
+            .in_set(Ingest),
+    );
     schedule.add_systems(evaluate_rules.in_set(Evaluate));
     schedule.add_systems(resolve_priority.in_set(Resolve));
     schedule.add_systems(apply_transitions.in_set(Transition));

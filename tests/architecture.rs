@@ -50,7 +50,11 @@ fn no_io_clock_or_sleep_in_the_core() {
     for dir in ["components", "systems", "resources", "rules"] {
         scan(&root.join(dir), &mut hits);
     }
-    assert!(hits.is_empty(), "the core must not touch the outside world:\n{}", hits.join("\n"));
+    assert!(
+        hits.is_empty(),
+        "the core must not touch the outside world:\n{}",
+        hits.join("\n")
+    );
 }
 
 #[test]
@@ -58,7 +62,9 @@ fn the_schedule_builds_with_ambiguity_detection_as_an_error() {
     let (catalog, _) = lookout::manifest::Catalog::bundled();
     let mut world = lookout::world(std::sync::Arc::new(catalog));
     let mut schedule = lookout::build_schedule();
-    schedule.initialize(&mut world).expect("no ambiguous system pairs, no cycles");
+    schedule
+        .initialize(&mut world)
+        .expect("no ambiguous system pairs, no cycles");
     // And the world's own copy runs.
     world.run_schedule(lookout::Tick);
 }

@@ -41,7 +41,11 @@ impl Harness {
     fn new(extra: &str) -> Self {
         let (catalog, errors) = Catalog::load([("fake.toml", format!("{RULES}{extra}"))]);
         assert!(errors.is_empty(), "{errors:?}");
-        Harness { world: lookout::world(Arc::new(catalog)), ticket_answers: Vec::new(), events: Vec::new() }
+        Harness {
+            world: lookout::world(Arc::new(catalog)),
+            ticket_answers: Vec::new(),
+            events: Vec::new(),
+        }
     }
 
     fn open(&mut self, id: &str, kind: Option<&str>) {
@@ -55,7 +59,16 @@ impl Harness {
 
     fn start(&mut self, id: &str, argv0: &str) {
         let argv = vec![argv0.to_owned()];
-        panes::process(&mut self.world, id, ProcessEvent::Started { pid: Some(42), argv, comm: None }).expect("pane");
+        panes::process(
+            &mut self.world,
+            id,
+            ProcessEvent::Started {
+                pid: Some(42),
+                argv,
+                comm: None,
+            },
+        )
+        .expect("pane");
     }
 
     fn exit(&mut self, id: &str) {
@@ -63,7 +76,9 @@ impl Harness {
     }
 
     fn tick_after(&mut self, ms: u64) {
-        self.world.resource_mut::<Clock>().advance(Duration::from_millis(ms));
+        self.world
+            .resource_mut::<Clock>()
+            .advance(Duration::from_millis(ms));
         self.world.run_schedule(lookout::Tick);
         let outbox = self.world.resource::<EventOutbox>();
         self.events.extend(outbox.events().try_iter());
@@ -83,11 +98,21 @@ impl Harness {
     }
 
     fn report(&mut self, source: &str, body: ReportBody) -> Ticket {
-        panes::report(&mut self.world, Report { pane: Arc::from("p"), source: Arc::from(source), body })
+        panes::report(
+            &mut self.world,
+            Report {
+                pane: Arc::from("p"),
+                source: Arc::from(source),
+                body,
+            },
+        )
     }
 
     fn answer(&self, ticket: Ticket) -> Option<&Answer> {
-        self.ticket_answers.iter().find(|(t, _)| *t == ticket).map(|(_, a)| a)
+        self.ticket_answers
+            .iter()
+            .find(|(t, _)| *t == ticket)
+            .map(|(_, a)| a)
     }
 
     fn refused(&self, ticket: Ticket) -> Option<RefusalCode> {
@@ -116,17 +141,27 @@ fn blocked_then_answered_then_done_with_events() {
     h.screen("p", "Allow this? [y/n]");
     h.tick();
     let s = h.state("p");
-    assert_eq!((s.lifecycle, s.input_required, s.cause.as_deref()), (Blocked, true, Some("screen:ask")));
+    assert_eq!(
+        (s.lifecycle, s.input_required, s.cause.as_deref()),
+        (Blocked, true, Some("screen:ask"))
+    );
     h.screen("p", "working again (esc to interrupt)");
     h.tick();
-    assert_eq!((h.lifecycle("p"), h.state("p").input_required), (Working, false));
+    assert_eq!(
+        (h.lifecycle("p"), h.state("p").input_required),
+        (Working, false)
+    );
     h.screen("p", "answer\n>");
     h.tick();
     assert_eq!(h.lifecycle("p"), Working, "idle must settle for 1 s first");
     h.tick();
     h.tick();
     let s = h.state("p");
-    assert_eq!((s.lifecycle, s.unread, s.input_required), (Done, true, false), "answered prompt ends unread");
+    assert_eq!(
+        (s.lifecycle, s.unread, s.input_required),
+        (Done, true, false),
+        "answered prompt ends unread"
+    );
     // Seeing clears unread only.
     panes::seen(&mut h.world, "p").expect("pane");
     h.tick();
@@ -138,13 +173,34 @@ fn blocked_then_answered_then_done_with_events() {
         .events
         .iter()
         .map(|e| match &e.change {
-            Change::Lifecycle { to, .. } => format!("{}", to.name()),
-            Change::Attention { flag, raised } => format!("{}{}", if *raised { "+" } else { "-" }, flag.name()),
+            Change::Lifecycle { to, .. } => to.name().to_owned(),
+            Change::Attention { flag, raised } => {
+                format!("{}{}", if *raised { "+" } else { "-" }, flag.name())
+            }
             Change::Labels { .. } => "labels".into(),
         })
         .collect();
-    assert_eq!(kinds, ["working", "blocked", "+input_required", "working", "-input_required", "done", "+unread", "-unread"]);
-    assert_eq!(h.events.last().and_then(|e| e.cause.as_ref()).map(ToString::to_string).as_deref(), Some("seen"));
+    assert_eq!(
+        kinds,
+        [
+            "working",
+            "blocked",
+            "+input_required",
+            "working",
+            "-input_required",
+            "done",
+            "+unread",
+            "-unread"
+        ]
+    );
+    assert_eq!(
+        h.events
+            .last()
+            .and_then(|e| e.cause.as_ref())
+            .map(ToString::to_string)
+            .as_deref(),
+        Some("seen")
+    );
 }
 
 #[test]
@@ -173,7 +229,11 @@ fn a_pane_without_rules_is_untouched_and_no_match_changes_nothing() {
     h.tick();
     h.screen("p", "nothing the rules know");
     h.tick_after(5000);
-    assert_eq!(h.lifecycle("p"), Working, "the screen never invents a state");
+    assert_eq!(
+        h.lifecycle("p"),
+        Working,
+        "the screen never invents a state"
+    );
 }
 
 #[test]
@@ -184,11 +244,22 @@ fn identification_from_argv_and_process_exit_leaves_no_badge() {
     h.screen("p", "Allow this?");
     h.tick();
     let s = h.state("p");
-    assert_eq!((s.kind.as_deref(), s.lifecycle, s.input_required, s.generation), (Some("fake"), Blocked, true, 1));
+    assert_eq!(
+        (
+            s.kind.as_deref(),
+            s.lifecycle,
+            s.input_required,
+            s.generation
+        ),
+        (Some("fake"), Blocked, true, 1)
+    );
     h.exit("p");
     h.tick();
     let s = h.state("p");
-    assert_eq!((s.lifecycle, s.input_required, s.cause.as_deref()), (Idle, false, Some("process:exited")));
+    assert_eq!(
+        (s.lifecycle, s.input_required, s.cause.as_deref()),
+        (Idle, false, Some("process:exited"))
+    );
     // The dead agent's screen is not evaluated again.
     h.screen("p", "Allow this? esc to interrupt");
     h.tick();
@@ -215,7 +286,11 @@ fn working_agent_killed_keeps_unread_but_not_working() {
     h.exit("p");
     h.tick();
     let s = h.state("p");
-    assert_eq!((s.lifecycle, s.unread), (Idle, true), "lifecycle withdrawn, unread kept");
+    assert_eq!(
+        (s.lifecycle, s.unread),
+        (Idle, true),
+        "lifecycle withdrawn, unread kept"
+    );
 }
 
 #[test]
@@ -232,7 +307,10 @@ fn hooks_dominate_until_a_new_process() {
     assert_eq!(h.answer(s), Some(&Answer::Applied { changed: false }));
     assert_eq!(h.answer(w), Some(&Answer::Applied { changed: true }));
     let st = h.state("p");
-    assert_eq!((st.lifecycle, st.input_required, st.hooked), (Working, false, true));
+    assert_eq!(
+        (st.lifecycle, st.input_required, st.hooked),
+        (Working, false, true)
+    );
     assert_eq!(st.cause.as_deref(), Some("hook:hook:fake"));
     // The screen is ignored now, whatever it shows.
     h.screen("p", "Allow this?");
@@ -262,9 +340,22 @@ fn every_report_rule_answers() {
     let wrong_kind = h.report("hook:codex", session());
     let unknown = panes::report(
         &mut h.world,
-        Report { pane: Arc::from("nope"), source: Arc::from("hook:fake"), body: session() },
+        Report {
+            pane: Arc::from("nope"),
+            source: Arc::from("hook:fake"),
+            body: session(),
+        },
     );
-    let bad = h.report("hook:fake", ReportBody::TurnEnd { seq: 1, status: TurnEndStatus { v: 9, ..Default::default() } });
+    let bad = h.report(
+        "hook:fake",
+        ReportBody::TurnEnd {
+            seq: 1,
+            status: TurnEndStatus {
+                v: 9,
+                ..Default::default()
+            },
+        },
+    );
     h.report("hook:fake", session());
     let first = h.report("hook:fake", state(5, ReportedState::Working));
     let stale = h.report("hook:fake", state(5, ReportedState::Blocked));
@@ -275,7 +366,11 @@ fn every_report_rule_answers() {
     assert_eq!(h.refused(bad), Some(RefusalCode::BadParams));
     assert_eq!(h.answer(first), Some(&Answer::Applied { changed: true }));
     assert_eq!(h.refused(stale), Some(RefusalCode::StaleSeq));
-    assert_eq!(h.lifecycle("p"), Working, "a refused report changes nothing");
+    assert_eq!(
+        h.lifecycle("p"),
+        Working,
+        "a refused report changes nothing"
+    );
     // Sequence numbers belong to the generation.
     h.start("p", "fake-agent");
     h.report("hook:fake", session());
@@ -301,24 +396,57 @@ fn early_reports_are_held_then_applied_or_refused() {
 
     // Expiry: no agent within 1.5 s → no_authority.
     h.open("q", None);
-    let late = panes::report(&mut h.world, Report { pane: Arc::from("q"), source: Arc::from("x:fake"), body: session() });
+    let late = panes::report(
+        &mut h.world,
+        Report {
+            pane: Arc::from("q"),
+            source: Arc::from("x:fake"),
+            body: session(),
+        },
+    );
     h.tick_after(100);
     h.tick_after(1000);
     assert_eq!(h.answer(late), None);
     h.tick_after(500);
-    let refused = h.ticket_answers.iter().find(|(t, _)| *t == late).map(|(_, a)| a.clone());
+    let refused = h
+        .ticket_answers
+        .iter()
+        .find(|(t, _)| *t == late)
+        .map(|(_, a)| a.clone());
     assert!(matches!(refused, Some(Answer::Refused(r)) if r.code == RefusalCode::NoAuthority));
 
     // A held report never attaches to a process of another kind.
     h.open("r", None);
-    let held = panes::report(&mut h.world, Report { pane: Arc::from("r"), source: Arc::from("x:fake"), body: session() });
+    let held = panes::report(
+        &mut h.world,
+        Report {
+            pane: Arc::from("r"),
+            source: Arc::from("x:fake"),
+            body: session(),
+        },
+    );
     h.tick_after(100);
-    panes::process(&mut h.world, "r", ProcessEvent::Started { pid: None, argv: vec!["other-agent".into()], comm: None })
-        .expect("pane");
+    panes::process(
+        &mut h.world,
+        "r",
+        ProcessEvent::Started {
+            pid: None,
+            argv: vec!["other-agent".into()],
+            comm: None,
+        },
+    )
+    .expect("pane");
     h.tick_after(100);
     h.tick_after(1500);
-    let answer = h.ticket_answers.iter().find(|(t, _)| *t == held).map(|(_, a)| a.clone());
-    assert!(matches!(answer, Some(Answer::Refused(ref r)) if r.code == RefusalCode::NoAuthority), "{answer:?}");
+    let answer = h
+        .ticket_answers
+        .iter()
+        .find(|(t, _)| *t == held)
+        .map(|(_, a)| a.clone());
+    assert!(
+        matches!(answer, Some(Answer::Refused(ref r)) if r.code == RefusalCode::NoAuthority),
+        "{answer:?}"
+    );
 }
 
 #[test]
@@ -341,17 +469,35 @@ fn turn_end_status_sets_state_and_replaces_labels() {
     h.report("a:fake-closing-block", te(1, 2, 3, &["Merge #30"]));
     h.tick();
     let s = h.state("p");
-    assert_eq!((s.lifecycle, s.input_required, s.labels.clone()), (Blocked, true, vec!["gate ×2".into(), "3 agents".into()]));
+    assert_eq!(
+        (s.lifecycle, s.input_required, s.labels.clone()),
+        (Blocked, true, vec!["gate ×2".into(), "3 agents".into()])
+    );
     h.report("a:fake-closing-block", te(2, 0, 3, &[]));
     h.tick();
     let s = h.state("p");
-    assert_eq!((s.lifecycle, s.input_required, s.labels.clone()), (Working, false, vec!["3 agents".to_owned()]));
+    assert_eq!(
+        (s.lifecycle, s.input_required, s.labels.clone()),
+        (Working, false, vec!["3 agents".to_owned()])
+    );
     h.report("a:fake-closing-block", te(3, 0, 0, &[]));
     h.tick();
     let s = h.state("p");
-    assert_eq!((s.lifecycle, s.unread, s.labels.len()), (Done, true, 0), "labels replaced, not merged");
-    let last = h.events.iter().rev().find(|e| matches!(e.change, Change::Lifecycle { .. })).map(|e| e.change.clone());
-    assert!(matches!(last, Some(Change::Lifecycle { to: Done, ref labels, .. }) if labels.is_empty()), "{last:?}");
+    assert_eq!(
+        (s.lifecycle, s.unread, s.labels.len()),
+        (Done, true, 0),
+        "labels replaced, not merged"
+    );
+    let last = h
+        .events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.change, Change::Lifecycle { .. }))
+        .map(|e| e.change.clone());
+    assert!(
+        matches!(last, Some(Change::Lifecycle { to: Done, ref labels, .. }) if labels.is_empty()),
+        "{last:?}"
+    );
 }
 
 #[test]
@@ -366,7 +512,11 @@ fn evidence_policy_lets_the_screen_supersede_a_report() {
     h.tick();
     assert_eq!(h.lifecycle("p"), Working, "published at once");
     h.tick();
-    assert_eq!(h.lifecycle("p"), Blocked, "the screen still shows the dialog: it supersedes");
+    assert_eq!(
+        h.lifecycle("p"),
+        Blocked,
+        "the screen still shows the dialog: it supersedes"
+    );
 }
 
 #[test]
@@ -381,12 +531,27 @@ fn restored_pane_resumes_without_events() {
         ..Default::default()
     };
     panes::open_pane(&mut world, "p", 10, 60, Some("fake"), Some(restore)).expect("new");
-    assert!(panes::open_pane(&mut world, "p", 10, 60, None, None).is_err(), "pane_exists");
+    assert!(
+        panes::open_pane(&mut world, "p", 10, 60, None, None).is_err(),
+        "pane_exists"
+    );
     world.run_schedule(lookout::Tick);
-    let events: Vec<Event> = world.resource::<EventOutbox>().events().try_iter().collect();
+    let events: Vec<Event> = world
+        .resource::<EventOutbox>()
+        .events()
+        .try_iter()
+        .collect();
     assert!(events.is_empty(), "{events:?}");
     let s = panes::state(&world, "p").expect("pane");
-    assert_eq!((s.lifecycle, s.input_required, s.labels, s.cause.as_deref()), (Blocked, true, vec!["gate ×1".to_owned()], Some("screen:ask")));
+    assert_eq!(
+        (s.lifecycle, s.input_required, s.labels, s.cause.as_deref()),
+        (
+            Blocked,
+            true,
+            vec!["gate ×1".to_owned()],
+            Some("screen:ask")
+        )
+    );
 }
 
 #[test]
@@ -401,7 +566,10 @@ fn title_and_progress_regions_come_from_osc_sequences() {
     h.open("g", Some("fake"));
     panes::feed(&mut h.world, "g", b"\x1b]9;4;3;0\x07progress...").expect("pane");
     h.tick();
-    assert_eq!((h.lifecycle("g"), h.state("g").cause.as_deref()), (Working, Some("screen:progress-busy")));
+    assert_eq!(
+        (h.lifecycle("g"), h.state("g").cause.as_deref()),
+        (Working, Some("screen:progress-busy"))
+    );
     // A stale busy title must not hide a permission dialog: blocked outranks it.
     panes::feed(&mut h.world, "t", b"\x1b[2J\x1b[HAllow this?").expect("pane");
     h.tick();

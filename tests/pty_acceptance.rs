@@ -6,7 +6,7 @@
 use lookout::components::LifecycleState::{self, *};
 use lookout::manifest::Catalog;
 use lookout::panes;
-use lookout::pty::spawn::{Spawned, SpawnRequest, spawn};
+use lookout::pty::spawn::{SpawnRequest, Spawned, spawn};
 use lookout::pty::terminal::WindowSize;
 use lookout::report::{Answer, Report, ReportBody, ReportedState};
 use lookout::resources::{Clock, EventOutbox, ProcessEvent};
@@ -59,7 +59,10 @@ done
 "#;
 
 fn wait_secs() -> u64 {
-    std::env::var("LOOKOUT_TEST_WAIT_SECS").ok().and_then(|v| v.parse().ok()).unwrap_or(10)
+    std::env::var("LOOKOUT_TEST_WAIT_SECS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10)
 }
 
 struct Agent {
@@ -95,7 +98,12 @@ impl Agent {
                 }
             }
         });
-        let mut agent = Agent { world, spawned, output, pane };
+        let mut agent = Agent {
+            world,
+            spawned,
+            output,
+            pane,
+        };
         if report_process {
             agent.started(dir);
         }
@@ -104,23 +112,35 @@ impl Agent {
 
     fn spawn(dir: &Path) -> Spawned {
         let argv = vec![write_agent(dir).into_os_string()];
-        spawn(&SpawnRequest::new(argv, WindowSize { cols: 80, rows: 24 })).expect("spawn fake agent")
+        spawn(&SpawnRequest::new(argv, WindowSize { cols: 80, rows: 24 }))
+            .expect("spawn fake agent")
     }
 
     /// Reports the start the way a pane source does: with the argv it spawned.
     fn started(&mut self, dir: &Path) {
         let argv = vec![dir.join("fakeagent").to_string_lossy().into_owned()];
-        let event = ProcessEvent::Started { pid: Some(self.spawned.pid), argv, comm: None };
+        let event = ProcessEvent::Started {
+            pid: Some(self.spawned.pid),
+            argv,
+            comm: None,
+        };
         panes::process(&mut self.world, self.pane, event).expect("pane");
     }
 
     fn send(&mut self, line: &str) {
-        self.spawned.writer.write_all(format!("{line}\r").as_bytes()).expect("type");
+        self.spawned
+            .writer
+            .write_all(format!("{line}\r").as_bytes())
+            .expect("type");
         self.spawned.writer.flush().expect("flush");
     }
 
     /// Pumps output into the world and ticks with the real clock until `done` holds.
-    fn wait_until(&mut self, what: &str, mut done: impl FnMut(&panes::PaneState) -> bool) -> panes::PaneState {
+    fn wait_until(
+        &mut self,
+        what: &str,
+        mut done: impl FnMut(&panes::PaneState) -> bool,
+    ) -> panes::PaneState {
         let deadline = Instant::now() + Duration::from_secs(wait_secs());
         loop {
             self.tick();
@@ -130,7 +150,9 @@ impl Agent {
             }
             if Instant::now() > deadline {
                 let screen = panes::screen_text(&self.world, self.pane).unwrap_or_default();
-                panic!("timed out waiting for {what}; last state {state:?}; last screen:\n{screen}");
+                panic!(
+                    "timed out waiting for {what}; last state {state:?}; last screen:\n{screen}"
+                );
             }
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -145,7 +167,9 @@ impl Agent {
     }
 
     fn lifecycle_until(&mut self, want: LifecycleState) -> panes::PaneState {
-        self.wait_until(&format!("lifecycle {}", want.name()), |s| s.lifecycle == want)
+        self.wait_until(&format!("lifecycle {}", want.name()), |s| {
+            s.lifecycle == want
+        })
     }
 }
 
@@ -159,7 +183,9 @@ impl Drop for Agent {
 fn blocked_raises_input_required_and_an_answered_prompt_ends_unread() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut a = Agent::start(dir.path(), RULES, true);
-    a.wait_until("identified as fakeagent", |s| s.kind.as_deref() == Some("fakeagent"));
+    a.wait_until("identified as fakeagent", |s| {
+        s.kind.as_deref() == Some("fakeagent")
+    });
     a.send("work");
     a.lifecycle_until(Working);
     a.send("ask");
@@ -168,7 +194,10 @@ fn blocked_raises_input_required_and_an_answered_prompt_ends_unread() {
     assert_eq!(s.cause.as_deref(), Some("screen:permission"));
     a.send("y");
     let s = a.lifecycle_until(Working);
-    assert!(!s.input_required, "answering withdraws input_required: {s:?}");
+    assert!(
+        !s.input_required,
+        "answering withdraws input_required: {s:?}"
+    );
     a.send("done");
     let s = a.lifecycle_until(Done);
     assert!(s.unread && !s.input_required, "{s:?}");
@@ -186,15 +215,25 @@ fn a_denied_prompt_goes_idle_and_a_quoted_prompt_is_not_blocked() {
     a.send("quote");
     // The quoted question is above the live prompt: it must not read as blocked.
     let deadline = Instant::now() + Duration::from_secs(wait_secs());
-    while !panes::screen_text(&a.world, "pty").unwrap_or_default().contains("ok.") {
-        assert!(Instant::now() < deadline, "the quote never reached the screen");
+    while !panes::screen_text(&a.world, "pty")
+        .unwrap_or_default()
+        .contains("ok.")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the quote never reached the screen"
+        );
         a.tick();
         std::thread::sleep(Duration::from_millis(20));
     }
     for _ in 0..5 {
         a.tick();
         let s = panes::state(&a.world, "pty").expect("pane");
-        assert_eq!((s.lifecycle, s.input_required), (Idle, false), "a quoted question is not a live prompt");
+        assert_eq!(
+            (s.lifecycle, s.input_required),
+            (Idle, false),
+            "a quoted question is not a live prompt"
+        );
     }
 }
 
@@ -203,13 +242,33 @@ fn hooks_dominate_until_a_new_process() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut a = Agent::start(dir.path(), RULES, true);
     a.wait_until("identified", |s| s.kind.is_some());
-    let report = |body| Report { pane: Arc::from("pty"), source: Arc::from("hook:fakeagent"), body };
+    let report = |body| Report {
+        pane: Arc::from("pty"),
+        source: Arc::from("hook:fakeagent"),
+        body,
+    };
     panes::report(&mut a.world, report(ReportBody::Session("s".into())));
-    let t = panes::report(&mut a.world, report(ReportBody::State { seq: 1, state: ReportedState::Working }));
+    let t = panes::report(
+        &mut a.world,
+        report(ReportBody::State {
+            seq: 1,
+            state: ReportedState::Working,
+        }),
+    );
     let s = a.lifecycle_until(Working);
     assert!(s.hooked);
-    let answers: Vec<_> = a.world.resource::<EventOutbox>().answers().try_iter().collect();
-    assert!(answers.iter().any(|(tk, ans)| *tk == t && *ans == Answer::Applied { changed: true }), "{answers:?}");
+    let answers: Vec<_> = a
+        .world
+        .resource::<EventOutbox>()
+        .answers()
+        .try_iter()
+        .collect();
+    assert!(
+        answers
+            .iter()
+            .any(|(tk, ans)| *tk == t && *ans == Answer::Applied { changed: true }),
+        "{answers:?}"
+    );
     // The screen now shows a permission prompt, then an idle prompt: both are ignored.
     a.send("ask");
     a.wait_until("the prompt on screen", |_| true);
@@ -217,7 +276,11 @@ fn hooks_dominate_until_a_new_process() {
     a.send("done");
     std::thread::sleep(Duration::from_millis(600));
     let s = a.wait_until("a tick", |_| true);
-    assert_eq!((s.lifecycle, s.input_required), (Working, false), "hooked: the screen is ignored");
+    assert_eq!(
+        (s.lifecycle, s.input_required),
+        (Working, false),
+        "hooked: the screen is ignored"
+    );
     // The agent restarts: a new generation is unhooked and read from the screen again.
     a.send("exit");
     let _ = a.spawned.child.wait();
@@ -245,7 +308,8 @@ fn hooks_dominate_until_a_new_process() {
 #[test]
 fn a_pane_whose_kind_has_no_rules_is_untouched() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let rules = "kind = \"other\"\n[[screen]]\nid = \"x\"\nstate = \"blocked\"\ncontains = [\"Allow\"]\n";
+    let rules =
+        "kind = \"other\"\n[[screen]]\nid = \"x\"\nstate = \"blocked\"\ncontains = [\"Allow\"]\n";
     let mut a = Agent::start(dir.path(), rules, true);
     a.send("ask");
     a.send("work");
@@ -260,7 +324,10 @@ fn a_killed_agent_leaves_no_working_or_blocked_badge() {
     let mut a = Agent::start(dir.path(), RULES, true);
     a.send("ask");
     a.lifecycle_until(Blocked);
-    a.spawned.child.signal(nix::sys::signal::Signal::SIGKILL).expect("kill");
+    a.spawned
+        .child
+        .signal(nix::sys::signal::Signal::SIGKILL)
+        .expect("kill");
     let _ = a.spawned.child.wait();
     panes::process(&mut a.world, "pty", ProcessEvent::Exited).expect("pane");
     let s = a.wait_until("the badge withdrawn", |s| s.lifecycle == Idle);

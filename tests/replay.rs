@@ -34,7 +34,8 @@ fn every_fixture_marker_replays_right() {
     let mut failures = Vec::new();
     for (kind, path) in fixtures() {
         let file = std::fs::File::open(&path).expect("fixture");
-        let cast = asciicast::read(std::io::BufReader::new(file)).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let cast = asciicast::read(std::io::BufReader::new(file))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let result = lookout::replay::replay(&cast, catalog.clone(), &kind);
         markers += result.markers.len();
         for m in result.markers.iter().filter(|m| !m.ok) {
@@ -45,10 +46,22 @@ fn every_fixture_marker_replays_right() {
                 m.expected,
                 m.detected.name(),
                 m.cause.as_deref().unwrap_or("no cause"),
-                m.screen.lines().map(|l| format!("    │ {l}")).collect::<Vec<_>>().join("\n")
+                m.screen
+                    .lines()
+                    .map(|l| format!("    │ {l}"))
+                    .collect::<Vec<_>>()
+                    .join("\n")
             ));
         }
     }
-    assert!(markers > 0, "no markers in tests/fixtures: the corpus is empty");
-    assert!(failures.is_empty(), "{} marker(s) wrong:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        markers > 0,
+        "no markers in tests/fixtures: the corpus is empty"
+    );
+    assert!(
+        failures.is_empty(),
+        "{} marker(s) wrong:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

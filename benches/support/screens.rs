@@ -25,9 +25,19 @@ pub fn claude_screen(rows: usize, cols: usize, frame: usize, state: &str) -> Str
             "   2. Yes, and don't ask again for rm commands in this project".to_owned(),
             "   3. No, and tell Claude what to do differently (esc)".to_owned(),
         ],
-        "idle" => vec![rule.clone(), "> ".to_owned(), rule.clone(), "  ? for shortcuts".to_owned()],
+        "idle" => vec![
+            rule.clone(),
+            "> ".to_owned(),
+            rule.clone(),
+            "  ? for shortcuts".to_owned(),
+        ],
         _ => vec![
-            format!("{spin} Pondering… ({}s · ↓ {}.{}k tokens · esc to interrupt)", frame / 2, frame % 9, frame % 7),
+            format!(
+                "{spin} Pondering… ({}s · ↓ {}.{}k tokens · esc to interrupt)",
+                frame / 2,
+                frame % 9,
+                frame % 7
+            ),
             String::new(),
             rule.clone(),
             "> ".to_owned(),

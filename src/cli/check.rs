@@ -19,7 +19,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.paths.is_empty() {
         let (_, bundled_errors) = Catalog::bundled();
         errors.extend(bundled_errors);
-        sources.extend(crate::manifest::bundled::BUNDLED.iter().map(|(n, _)| ((*n).to_owned(), String::new())));
+        sources.extend(
+            crate::manifest::bundled::BUNDLED
+                .iter()
+                .map(|(n, _)| ((*n).to_owned(), String::new())),
+        );
         sources.clear();
         if let Some(dir) = user_manifest_dir().filter(|d| d.is_dir()) {
             read_sources(&dir, &mut sources, &mut errors);
@@ -42,7 +46,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for error in &errors {
         eprintln!("{error}");
     }
-    let checked = if args.paths.is_empty() { ok + crate::manifest::bundled::BUNDLED.len() } else { ok };
-    println!("{checked} manifest(s) ok, {rules} rule(s); {} error(s)", errors.len());
-    Ok(if errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    let checked = if args.paths.is_empty() {
+        ok + crate::manifest::bundled::BUNDLED.len()
+    } else {
+        ok
+    };
+    println!(
+        "{checked} manifest(s) ok, {rules} rule(s); {} error(s)",
+        errors.len()
+    );
+    Ok(if errors.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -47,17 +47,34 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .kind_id(&args.kind)
         .and_then(|id| catalog.kind(id))
         .with_context(|| format!("no manifest describes kind `{}`", args.kind))?;
-    let bytes = std::fs::read(&args.screen).with_context(|| format!("reading {}", args.screen.display()))?;
+    let bytes = std::fs::read(&args.screen)
+        .with_context(|| format!("reading {}", args.screen.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     let lines = text.lines().count().max(1);
     let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
-    let rows = args.rows.unwrap_or(u16::try_from(lines).unwrap_or(u16::MAX));
-    let cols = args.cols.unwrap_or(u16::try_from(widest.max(80)).unwrap_or(u16::MAX));
+    let rows = args
+        .rows
+        .unwrap_or(u16::try_from(lines).unwrap_or(u16::MAX));
+    let cols = args
+        .cols
+        .unwrap_or(u16::try_from(widest.max(80)).unwrap_or(u16::MAX));
     let mut screen = crate::components::Screen::new(rows, cols);
-    let normalized = if text.contains('\r') { text.into_owned() } else { text.replace('\n', "\r\n") };
-    screen.parser.process(normalized.trim_end_matches(['\r', '\n']).as_bytes());
+    let normalized = if text.contains('\r') {
+        text.into_owned()
+    } else {
+        text.replace('\n', "\r\n")
+    };
+    screen
+        .parser
+        .process(normalized.trim_end_matches(['\r', '\n']).as_bytes());
     let now = Instant::now();
-    let look = Look { screen: screen.screen(), title: &args.title, progress: &args.progress, changed_at: None, now };
+    let look = Look {
+        screen: screen.screen(),
+        title: &args.title,
+        progress: &args.progress,
+        changed_at: None,
+        now,
+    };
     let explanation = kind.explain(&look);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&explanation)?);
@@ -78,12 +95,21 @@ pub fn print_explanation(e: &Explanation) {
     println!("── rules (evaluation order: priority, file, declaration) ──");
     for r in &e.rules {
         let mark = if r.fired { "✔ fired" } else { "  -    " };
-        let matched = r.matched.as_deref().map(|m| format!("  matched {m:?}")).unwrap_or_default();
-        println!("{mark} {:>5}  {:<8} {:<28} [{}] {}{matched}", r.priority, r.state, r.id, r.region, r.file);
+        let matched = r
+            .matched
+            .as_deref()
+            .map(|m| format!("  matched {m:?}"))
+            .unwrap_or_default();
+        println!(
+            "{mark} {:>5}  {:<8} {:<28} [{}] {}{matched}",
+            r.priority, r.state, r.id, r.region, r.file
+        );
     }
     match (&e.verdict, &e.winner) {
         (Some(v), Some(w)) => println!("verdict: {v} (rule {w})"),
         _ => println!("verdict: none — no rule fires, the state does not change"),
     }
-    println!("note: time conditions (quiet_ms, changed_within_ms) never hold offline: the screen's last change is unknown");
+    println!(
+        "note: time conditions (quiet_ms, changed_within_ms) never hold offline: the screen's last change is unknown"
+    );
 }

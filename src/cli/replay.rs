@@ -45,7 +45,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let cast = load(&args.file)?;
     let kind = match &args.kind {
         Some(k) => k.clone(),
-        None => kind_from_path(&args.file).context("cannot tell the kind from the path; pass --kind")?,
+        None => {
+            kind_from_path(&args.file).context("cannot tell the kind from the path; pass --kind")?
+        }
     };
     if catalog.kind_id(&kind).is_none() {
         eprintln!("warning: no manifest describes kind `{kind}`: nothing will be detected");
@@ -56,13 +58,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         print_replay(&result, args.step);
     }
-    Ok(if result.mismatches() == 0 { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if result.mismatches() == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 /// Reads a recording, naming the file in errors.
 pub fn load(path: &Path) -> anyhow::Result<Cast> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
-    asciicast::read(std::io::BufReader::new(file)).with_context(|| format!("reading {}", path.display()))
+    asciicast::read(std::io::BufReader::new(file))
+        .with_context(|| format!("reading {}", path.display()))
 }
 
 fn kind_from_path(path: &Path) -> Option<String> {
@@ -72,7 +79,13 @@ fn kind_from_path(path: &Path) -> Option<String> {
 fn print_replay(r: &Replay, step: bool) {
     println!("kind {}", r.kind);
     for s in &r.timeline {
-        println!("{:>9.3}s  {:<8} → {:<8} {}", s.at, s.from.name(), s.to.name(), s.cause.as_deref().unwrap_or(""));
+        println!(
+            "{:>9.3}s  {:<8} → {:<8} {}",
+            s.at,
+            s.from.name(),
+            s.to.name(),
+            s.cause.as_deref().unwrap_or("")
+        );
     }
     for m in &r.markers {
         let mark = if m.ok { "ok  " } else { "MISS" };
@@ -89,7 +102,11 @@ fn print_replay(r: &Replay, step: bool) {
             }
         }
     }
-    println!("{} marker(s), {} right", r.markers.len(), r.markers.len() - r.mismatches());
+    println!(
+        "{} marker(s), {} right",
+        r.markers.len(),
+        r.markers.len() - r.mismatches()
+    );
 }
 
 /// One row of the summary table.
@@ -111,19 +128,29 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
     let mut rows = Vec::new();
     let mut failed = false;
     for kind_dir in kinds {
-        let kind = kind_dir.file_name().and_then(|n| n.to_str()).unwrap_or("").to_owned();
+        let kind = kind_dir
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("")
+            .to_owned();
         let mut casts: Vec<PathBuf> = std::fs::read_dir(&kind_dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "cast"))
             .collect();
         casts.sort();
-        let mut row = Row { kind: kind.clone(), versions: Vec::new(), scenarios: 0, markers: 0, right: 0 };
+        let mut row = Row {
+            kind: kind.clone(),
+            versions: Vec::new(),
+            scenarios: 0,
+            markers: 0,
+            right: 0,
+        };
         for path in casts {
             let cast = load(&path)?;
-            if let Some(v) = cast.header.title.as_deref().and_then(version_in) {
-                if !row.versions.contains(&v) {
-                    row.versions.push(v);
-                }
+            if let Some(v) = cast.header.title.as_deref().and_then(version_in)
+                && !row.versions.contains(&v)
+            {
+                row.versions.push(v);
             }
             let r = replay(&cast, catalog.clone(), &kind);
             row.scenarios += 1;
@@ -136,10 +163,21 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
     println!("| agent | CLI version recorded | scenarios | markers | markers right |");
     println!("|---|---|---|---|---|");
     for r in &rows {
-        let versions = if r.versions.is_empty() { "?".to_owned() } else { r.versions.join(", ") };
-        println!("| {} | {} | {} | {} | {} |", r.kind, versions, r.scenarios, r.markers, r.right);
+        let versions = if r.versions.is_empty() {
+            "?".to_owned()
+        } else {
+            r.versions.join(", ")
+        };
+        println!(
+            "| {} | {} | {} | {} | {} |",
+            r.kind, versions, r.scenarios, r.markers, r.right
+        );
     }
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// The first version-looking token (`2.1.3`, `0.86.2`) in a recording's title.
@@ -147,6 +185,10 @@ fn version_in(title: &str) -> Option<String> {
     title
         .split(|c: char| c.is_whitespace() || c == '@' || c == '/')
         .map(|t| t.trim_start_matches('v'))
-        .find(|t| t.split('.').count() >= 2 && t.split('.').all(|p| !p.is_empty() && p.chars().next().is_some_and(|c| c.is_ascii_digit())))
+        .find(|t| {
+            t.split('.').count() >= 2
+                && t.split('.')
+                    .all(|p| !p.is_empty() && p.chars().next().is_some_and(|c| c.is_ascii_digit()))
+        })
         .map(str::to_owned)
 }

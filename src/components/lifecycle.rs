@@ -7,7 +7,9 @@ use bevy_ecs::component::Component;
 use std::time::{Instant, SystemTime};
 
 /// The four lifecycle states (§1).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum LifecycleState {
     /// Ready, nothing unread.
@@ -60,7 +62,12 @@ pub struct Lifecycle {
 impl Lifecycle {
     /// A new pane: idle since `now`.
     pub fn new(now: SystemTime) -> Self {
-        Lifecycle { state: LifecycleState::Idle, prev: LifecycleState::Idle, since: now, cause: None }
+        Lifecycle {
+            state: LifecycleState::Idle,
+            prev: LifecycleState::Idle,
+            since: now,
+            cause: None,
+        }
     }
 }
 

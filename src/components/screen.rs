@@ -23,7 +23,10 @@ impl vt100::Callbacks for Osc {
     fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
         // OSC 9;4;<state>;<value>: ConEmu/Windows Terminal progress, used by several agents.
         if let [b"9", b"4", rest @ ..] = params {
-            let parts: Vec<String> = rest.iter().map(|p| String::from_utf8_lossy(p).into_owned()).collect();
+            let parts: Vec<String> = rest
+                .iter()
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
             self.progress = Some(format!("4;{}", parts.join(";")));
         }
     }
@@ -43,7 +46,10 @@ impl Screen {
     pub fn new(rows: u16, cols: u16) -> Self {
         let rows = NonZeroU16::new(rows).unwrap_or(NonZeroU16::MIN);
         let cols = NonZeroU16::new(cols).unwrap_or(NonZeroU16::MIN);
-        Screen { parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Osc::default()), changed_at: None }
+        Screen {
+            parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Osc::default()),
+            changed_at: None,
+        }
     }
 
     /// The vt100 screen.
@@ -60,6 +66,10 @@ impl Screen {
 impl std::fmt::Debug for Screen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (rows, cols) = self.parser.screen().size();
-        f.debug_struct("Screen").field("rows", &rows).field("cols", &cols).field("changed_at", &self.changed_at).finish()
+        f.debug_struct("Screen")
+            .field("rows", &rows)
+            .field("cols", &cols)
+            .field("changed_at", &self.changed_at)
+            .finish()
     }
 }

@@ -87,7 +87,12 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
         Some("dominate") => Some(HookPolicy::Dominate),
         Some("evidence") => Some(HookPolicy::Evidence),
         Some(other) => {
-            errors.push(ManifestError::at(file, None, "policy", K::UnknownPolicy(other.into())));
+            errors.push(ManifestError::at(
+                file,
+                None,
+                "policy",
+                K::UnknownPolicy(other.into()),
+            ));
             None
         }
     };
@@ -99,7 +104,12 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
     let mut rules = Vec::with_capacity(raw.screen.len());
     for rule in raw.screen {
         if !seen.insert(rule.id.clone()) {
-            errors.push(ManifestError::at(file, Some(&rule.id), "id", K::DuplicateId));
+            errors.push(ManifestError::at(
+                file,
+                Some(&rule.id),
+                "id",
+                K::DuplicateId,
+            ));
             continue;
         }
         match compile_rule(file, rule) {
@@ -116,7 +126,10 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
         override_earlier: raw.override_earlier,
         identify,
         policy,
-        idle_settle: raw.timing.and_then(|t| t.idle_settle_ms).map(Duration::from_millis),
+        idle_settle: raw
+            .timing
+            .and_then(|t| t.idle_settle_ms)
+            .map(Duration::from_millis),
         rules,
     })
 }
@@ -124,7 +137,8 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
 fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestError>> {
     let id = raw.id.clone();
     let mut errors = Vec::new();
-    let mut err = |field: &str, kind: K| errors.push(ManifestError::at(file, Some(&id), field, kind));
+    let mut err =
+        |field: &str, kind: K| errors.push(ManifestError::at(file, Some(&id), field, kind));
     if id.trim().is_empty() {
         err("id", K::Empty);
     }
@@ -138,7 +152,11 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestEr
             RuleState::Skip
         }
     };
-    let region = parse_region(raw.region.as_deref().unwrap_or("bottom"), raw.lines, &mut err);
+    let region = parse_region(
+        raw.region.as_deref().unwrap_or("bottom"),
+        raw.lines,
+        &mut err,
+    );
 
     let mut patterns = |field: &str, list: Option<OneOrMany>, contains: bool| -> Vec<String> {
         let list = list.map(OneOrMany::into_vec).unwrap_or_default();
@@ -159,7 +177,9 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestEr
         }
         out
     };
-    let has_patterns = [&raw.regex, &raw.contains, &raw.all].iter().any(|p| p.is_some());
+    let has_patterns = [&raw.regex, &raw.contains, &raw.all]
+        .iter()
+        .any(|p| p.is_some());
     let mut primary = patterns("regex", raw.regex, false);
     let contains = patterns("contains", raw.contains, true);
     let all_src = patterns("all", raw.all, false);
@@ -244,7 +264,10 @@ fn parse_region(name: &str, lines: Option<i64>, err: &mut impl FnMut(&str, K)) -
 
 /// Compiles one pattern the way every rule pattern is compiled: multi-line, bounded size.
 pub fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
-    RegexBuilder::new(pattern).multi_line(true).size_limit(REGEX_SIZE_LIMIT).build()
+    RegexBuilder::new(pattern)
+        .multi_line(true)
+        .size_limit(REGEX_SIZE_LIMIT)
+        .build()
 }
 
 /// Rewrites `\b`/`\B` to their ASCII forms (§10): a Unicode word boundary makes a scan over
@@ -298,12 +321,11 @@ fn syntax_error(file: &str, text: &str, e: &toml::de::Error) -> ManifestError {
         }
         error.rule = enclosing_rule_id(before);
     }
-    if error.field.is_none() {
-        if let Some(field) = message.split('`').nth(1) {
-            if message.starts_with("unknown field") {
-                error.field = Some(field.to_owned());
-            }
-        }
+    if error.field.is_none()
+        && message.starts_with("unknown field")
+        && let Some(field) = message.split('`').nth(1)
+    {
+        error.field = Some(field.to_owned());
     }
     error
 }
@@ -354,31 +376,56 @@ mod tests {
 
     #[test]
     fn every_rejection_of_2_1() {
-        assert!(one("state = \"busy\"\nregex=['x']").contains("field `state`: unknown state `busy`"));
+        assert!(
+            one("state = \"busy\"\nregex=['x']").contains("field `state`: unknown state `busy`")
+        );
         assert!(one("state = \"idle\"\nregion=\"middle\"\nregex=['x']").contains("unknown region"));
         assert!(one("state = \"idle\"\nlines = 0\nregex=['x']").contains("outside 1..=200"));
         assert!(one("state = \"idle\"\nlines = 201\nregex=['x']").contains("outside 1..=200"));
-        assert!(one("state = \"idle\"\nregion=\"title\"\nlines = 3\nregex=['x']").contains("only applies"));
-        assert!(one("state = \"idle\"\nregex=['(']").contains("field `regex`: regex does not compile"));
+        assert!(
+            one("state = \"idle\"\nregion=\"title\"\nlines = 3\nregex=['x']")
+                .contains("only applies")
+        );
+        assert!(
+            one("state = \"idle\"\nregex=['(']").contains("field `regex`: regex does not compile")
+        );
         assert!(one("state = \"idle\"").contains("nothing to match"));
-        let dup = errs("kind=\"k\"\n[[screen]]\nid=\"a\"\nstate=\"idle\"\nregex='x'\n[[screen]]\nid=\"a\"\nstate=\"idle\"\nregex='y'");
-        assert!(dup[0].contains("rule `a`: field `id`: duplicate"), "{dup:?}");
+        let dup = errs(
+            "kind=\"k\"\n[[screen]]\nid=\"a\"\nstate=\"idle\"\nregex='x'\n[[screen]]\nid=\"a\"\nstate=\"idle\"\nregex='y'",
+        );
+        assert!(
+            dup[0].contains("rule `a`: field `id`: duplicate"),
+            "{dup:?}"
+        );
         let unknown = errs("kind=\"k\"\n[[screen]]\nid=\"a\"\nstate=\"idle\"\nregx='x'");
-        assert!(unknown[0].starts_with("t.toml:5:1: rule `a`: field `regx`: unknown field"), "{unknown:?}");
+        assert!(
+            unknown[0].starts_with("t.toml:5:1: rule `a`: field `regx`: unknown field"),
+            "{unknown:?}"
+        );
         let bad_toml = errs("kind = \"k\"\n[[screen]\n");
         assert!(bad_toml[0].starts_with("t.toml:2:"), "{bad_toml:?}");
-        assert!(errs("kind=\"k\"\n[hooks]\npolicy=\"latch\"").contains(&"t.toml: field `policy`: unknown policy `latch`; expected dominate or evidence".to_owned()));
+        assert!(
+            errs("kind=\"k\"\n[hooks]\npolicy=\"latch\"").contains(
+                &"t.toml: field `policy`: unknown policy `latch`; expected dominate or evidence"
+                    .to_owned()
+            )
+        );
     }
 
     #[test]
     fn bounds_reject_with_their_own_message() {
         let big = format!("kind=\"k\"\n#{}", "x".repeat(MAX_FILE_BYTES));
         assert!(errs(&big)[0].contains("256 KiB"));
-        let many: String = (0..257).map(|i| format!("[[screen]]\nid=\"r{i}\"\nstate=\"idle\"\nregex='x'\n")).collect();
+        let many: String = (0..257)
+            .map(|i| format!("[[screen]]\nid=\"r{i}\"\nstate=\"idle\"\nregex='x'\n"))
+            .collect();
         assert!(errs(&format!("kind=\"k\"\n{many}"))[0].contains("limit is 256"));
         let pats = format!("state=\"idle\"\nregex=[{}]", vec!["'x'"; 33].join(","));
         assert!(one(&pats).contains("limit is 32"));
-        assert!(one(&format!("state=\"idle\"\nregex=['{}']", "x".repeat(1025))).contains("limit is 1024"));
+        assert!(
+            one(&format!("state=\"idle\"\nregex=['{}']", "x".repeat(1025)))
+                .contains("limit is 1024")
+        );
     }
 
     #[test]
@@ -392,6 +439,10 @@ mod tests {
         assert_eq!(ascii_word_boundaries(r"\bgo\b"), r"(?-u:\b)go(?-u:\b)");
         assert_eq!(ascii_word_boundaries(r"\\b[\b]"), r"\\b[\b]");
         assert_eq!(ascii_word_boundaries(r"\B"), r"(?-u:\B)");
-        assert!(build_regex(&ascii_word_boundaries(r"\bgo\b")).expect("ok").is_match("│ go │"));
+        assert!(
+            build_regex(&ascii_word_boundaries(r"\bgo\b"))
+                .expect("ok")
+                .is_match("│ go │")
+        );
     }
 }

@@ -55,7 +55,13 @@ pub struct ManifestError {
 impl ManifestError {
     /// An error about the whole file.
     pub fn file(file: &str, kind: ManifestErrorKind) -> Self {
-        ManifestError { file: file.to_owned(), rule: None, field: None, position: None, kind }
+        ManifestError {
+            file: file.to_owned(),
+            rule: None,
+            field: None,
+            position: None,
+            kind,
+        }
     }
 
     /// An error about one field of one rule (or of the file when `rule` is `None`).
@@ -80,7 +86,10 @@ impl fmt::Display for ManifestErrorKind {
             TooManyPatterns(n) => write!(f, "{n} patterns; the limit is 32 per rule"),
             PatternTooLong(n) => write!(f, "pattern is {n} characters; the limit is 1024"),
             UnknownState(s) => {
-                write!(f, "unknown state `{s}`; expected working, blocked, idle or skip")
+                write!(
+                    f,
+                    "unknown state `{s}`; expected working, blocked, idle or skip"
+                )
             }
             UnknownRegion(s) => write!(
                 f,
@@ -90,7 +99,10 @@ impl fmt::Display for ManifestErrorKind {
             UnknownPolicy(s) => write!(f, "unknown policy `{s}`; expected dominate or evidence"),
             LinesOutOfRange(n) => write!(f, "lines = {n} is outside 1..=200"),
             LinesWithoutRows(r) => {
-                write!(f, "`lines` only applies to regions bottom and top, not `{r}`")
+                write!(
+                    f,
+                    "`lines` only applies to regions bottom and top, not `{r}`"
+                )
             }
             BadRegex(m) => write!(f, "regex does not compile: {m}"),
             NoCondition => write!(
@@ -118,7 +130,11 @@ impl fmt::Display for ManifestError {
         }
         // One line, always: regex and TOML messages span several.
         let reason = self.kind.to_string();
-        let reason: Vec<&str> = reason.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+        let reason: Vec<&str> = reason
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
         write!(f, ": {}", reason.join(" "))
     }
 }

@@ -139,8 +139,10 @@ pub struct Catalog {
 }
 
 /// Interpreters whose script argument names the program (`node /usr/bin/claude`).
-const INTERPRETERS: &[&str] =
-    &["node", "nodejs", "bun", "deno", "python", "python3", "pypy", "pypy3", "ruby", "perl", "sh", "bash"];
+const INTERPRETERS: &[&str] = &[
+    "node", "nodejs", "bun", "deno", "python", "python3", "pypy", "pypy3", "ruby", "perl", "sh",
+    "bash",
+];
 
 impl Catalog {
     /// Merges validated files in load order (override drops earlier files of the same kind).
@@ -197,10 +199,15 @@ impl Catalog {
 
     /// Bundled, then `$XDG_CONFIG_HOME/lookout/manifests`, then each of `extra` (files or dirs).
     pub fn standard(extra: &[PathBuf]) -> (Catalog, Vec<ManifestError>) {
-        let mut sources: Vec<(String, String)> =
-            bundled::BUNDLED.iter().map(|(n, t)| ((*n).to_owned(), (*t).to_owned())).collect();
+        let mut sources: Vec<(String, String)> = bundled::BUNDLED
+            .iter()
+            .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+            .collect();
         let mut errors = Vec::new();
-        let mut dirs: Vec<PathBuf> = user_manifest_dir().into_iter().filter(|d| d.is_dir()).collect();
+        let mut dirs: Vec<PathBuf> = user_manifest_dir()
+            .into_iter()
+            .filter(|d| d.is_dir())
+            .collect();
         dirs.extend(extra.iter().cloned());
         for dir in dirs {
             read_sources(&dir, &mut sources, &mut errors);
@@ -241,7 +248,9 @@ impl Catalog {
         if let Some(kind) = comm.and_then(|c| by(basename(c))) {
             return Some(kind);
         }
-        let interpreter = INTERPRETERS.iter().any(|i| exe == *i || is_versioned(exe, i));
+        let interpreter = INTERPRETERS
+            .iter()
+            .any(|i| exe == *i || is_versioned(exe, i));
         if interpreter {
             let script = argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
             let base = basename(script);
@@ -345,7 +354,10 @@ pub fn read_sources(path: &Path, out: &mut Vec<(String, String)>, errors: &mut V
                 .filter(|p| p.extension().is_some_and(|x| x == "toml"))
                 .collect(),
             Err(e) => {
-                errors.push(ManifestError::file(&shown, ManifestErrorKind::Io(e.to_string())));
+                errors.push(ManifestError::file(
+                    &shown,
+                    ManifestErrorKind::Io(e.to_string()),
+                ));
                 return;
             }
         };
@@ -363,7 +375,10 @@ pub fn read_sources(path: &Path, out: &mut Vec<(String, String)>, errors: &mut V
                 ManifestErrorKind::Syntax("file is not UTF-8".into()),
             )),
         },
-        Err(e) => errors.push(ManifestError::file(&shown, ManifestErrorKind::Io(e.to_string()))),
+        Err(e) => errors.push(ManifestError::file(
+            &shown,
+            ManifestErrorKind::Io(e.to_string()),
+        )),
     }
 }
 
@@ -380,8 +395,14 @@ mod tests {
     #[test]
     fn ties_go_to_the_earlier_file_then_declaration() {
         let c = catalog(&[
-            ("a.toml", "kind='g'\n[[screen]]\nid='a1'\nstate='idle'\nregex='x'\n[[screen]]\nid='a2'\nstate='working'\nregex='x'\npriority=5"),
-            ("b.toml", "kind='g'\n[[screen]]\nid='b1'\nstate='blocked'\nregex='x'\npriority=5\n[[screen]]\nid='b2'\nstate='idle'\nregex='x'"),
+            (
+                "a.toml",
+                "kind='g'\n[[screen]]\nid='a1'\nstate='idle'\nregex='x'\n[[screen]]\nid='a2'\nstate='working'\nregex='x'\npriority=5",
+            ),
+            (
+                "b.toml",
+                "kind='g'\n[[screen]]\nid='b1'\nstate='blocked'\nregex='x'\npriority=5\n[[screen]]\nid='b2'\nstate='idle'\nregex='x'",
+            ),
         ]);
         let rules = &c.kind(c.kind_id("g").expect("g")).expect("rules").rules;
         let ids: Vec<&str> = rules.iter().map(|r| &*r.id).collect();
@@ -391,8 +412,14 @@ mod tests {
     #[test]
     fn override_drops_earlier_files_of_the_kind() {
         let c = catalog(&[
-            ("a.toml", "kind='g'\n[[screen]]\nid='a'\nstate='idle'\nregex='x'"),
-            ("b.toml", "kind='g'\noverride=true\n[[screen]]\nid='b'\nstate='idle'\nregex='x'"),
+            (
+                "a.toml",
+                "kind='g'\n[[screen]]\nid='a'\nstate='idle'\nregex='x'",
+            ),
+            (
+                "b.toml",
+                "kind='g'\noverride=true\n[[screen]]\nid='b'\nstate='idle'\nregex='x'",
+            ),
         ]);
         let rules = &c.kind(c.kind_id("g").expect("g")).expect("rules").rules;
         assert_eq!(rules.len(), 1);
@@ -401,13 +428,34 @@ mod tests {
 
     #[test]
     fn identify_by_argv_comm_and_script() {
-        let c = catalog(&[("c.toml", "kind='claude'\n[identify]\nprocess=['claude']"), ("a.toml", "kind='aider'\n[identify]\nprocess=['aider']")]);
+        let c = catalog(&[
+            ("c.toml", "kind='claude'\n[identify]\nprocess=['claude']"),
+            ("a.toml", "kind='aider'\n[identify]\nprocess=['aider']"),
+        ]);
         let argv = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        assert_eq!(c.identify(&argv(&["/usr/bin/claude"]), None), Some("claude"));
-        assert_eq!(c.identify(&argv(&["node", "--no-warnings", "/usr/lib/bin/claude"]), None), Some("claude"));
-        assert_eq!(c.identify(&argv(&["/venv/bin/python3.11", "/venv/bin/aider"]), None), Some("aider"));
-        assert_eq!(c.identify(&argv(&["node", "cli.js"]), Some("claude")), Some("claude"));
-        assert_eq!(c.identify(&argv(&["node", "claude.js"]), None), Some("claude"));
+        assert_eq!(
+            c.identify(&argv(&["/usr/bin/claude"]), None),
+            Some("claude")
+        );
+        assert_eq!(
+            c.identify(
+                &argv(&["node", "--no-warnings", "/usr/lib/bin/claude"]),
+                None
+            ),
+            Some("claude")
+        );
+        assert_eq!(
+            c.identify(&argv(&["/venv/bin/python3.11", "/venv/bin/aider"]), None),
+            Some("aider")
+        );
+        assert_eq!(
+            c.identify(&argv(&["node", "cli.js"]), Some("claude")),
+            Some("claude")
+        );
+        assert_eq!(
+            c.identify(&argv(&["node", "claude.js"]), None),
+            Some("claude")
+        );
         assert_eq!(c.identify(&argv(&["bash"]), Some("bash")), None);
         assert_eq!(c.identify(&[], None), None);
     }

@@ -28,12 +28,14 @@ pub struct OutputInbox(pub Vec<(Arc<str>, Output)>);
 impl OutputInbox {
     /// Queues output bytes for a pane.
     pub fn bytes(&mut self, pane: &str, bytes: &[u8]) {
-        self.0.push((Arc::from(pane), Output::Bytes(bytes.to_vec())));
+        self.0
+            .push((Arc::from(pane), Output::Bytes(bytes.to_vec())));
     }
 
     /// Queues a resize.
     pub fn resize(&mut self, pane: &str, rows: u16, cols: u16) {
-        self.0.push((Arc::from(pane), Output::Resize { rows, cols }));
+        self.0
+            .push((Arc::from(pane), Output::Resize { rows, cols }));
     }
 }
 

@@ -8,7 +8,10 @@ mod outbox;
 mod pane_index;
 
 pub use clock::Clock;
-pub use inbox::{HeldReport, HeldReports, Output, OutputInbox, ProcessEvent, ProcessInbox, ReportInbox, SeenInbox, Ticket};
+pub use inbox::{
+    HeldReport, HeldReports, Output, OutputInbox, ProcessEvent, ProcessInbox, ReportInbox,
+    SeenInbox, Ticket,
+};
 pub use manifests::Manifests;
-pub use outbox::{EventOutbox, EventCounter};
+pub use outbox::{EventCounter, EventOutbox};
 pub use pane_index::PaneIndex;

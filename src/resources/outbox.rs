@@ -21,7 +21,12 @@ impl Default for EventOutbox {
     fn default() -> Self {
         let (events_tx, events_rx) = unbounded();
         let (answers_tx, answers_rx) = unbounded();
-        EventOutbox { events_tx, events_rx, answers_tx, answers_rx }
+        EventOutbox {
+            events_tx,
+            events_rx,
+            answers_tx,
+            answers_rx,
+        }
     }
 }
 

@@ -91,9 +91,12 @@ impl<'a> Texts<'a> {
     }
 
     fn text(&mut self, kind: &KindRules, region: usize) -> &str {
-        let Texts { rows, look, texts, .. } = self;
-        texts[region]
-            .get_or_insert_with(|| region_text(rows, kind.regions[region], look.title, look.progress))
+        let Texts {
+            rows, look, texts, ..
+        } = self;
+        texts[region].get_or_insert_with(|| {
+            region_text(rows, kind.regions[region], look.title, look.progress)
+        })
     }
 
     fn set_hit(&mut self, kind: &KindRules, rule: &Rule) -> bool {
@@ -101,7 +104,9 @@ impl<'a> Texts<'a> {
             let matches = kind.sets[rule.region].matches(self.text(kind, rule.region));
             self.sets[rule.region] = Some(matches);
         }
-        let Some(matches) = &self.sets[rule.region] else { return false };
+        let Some(matches) = &self.sets[rule.region] else {
+            return false;
+        };
         rule.set_patterns.clone().any(|i| matches.matched(i))
     }
 }
@@ -116,14 +121,18 @@ impl KindRules {
     pub fn evaluate_with(&self, look: &Look<'_>, strategy: Strategy) -> Outcome {
         let mut texts = Texts::new(look, self.regions.len());
         let winner = (0..self.rules.len()).find(|&i| self.fires(i, &mut texts, strategy).is_some());
-        Outcome { winner, wake: self.wake(look) }
+        Outcome {
+            winner,
+            wake: self.wake(look),
+        }
     }
 
     /// Every region, every rule, fired or not, and the winner: what `explain` prints.
     pub fn explain(&self, look: &Look<'_>) -> Explanation {
         let mut texts = Texts::new(look, self.regions.len());
-        let regions =
-            (0..self.regions.len()).map(|i| (self.regions[i].name(), texts.text(self, i).to_owned())).collect();
+        let regions = (0..self.regions.len())
+            .map(|i| (self.regions[i].name(), texts.text(self, i).to_owned()))
+            .collect();
         let mut winner = None;
         let rules = (0..self.rules.len())
             .map(|i| {
@@ -156,14 +165,22 @@ impl KindRules {
         let rule = &self.rules[i];
         let spec = &rule.spec;
         let look = texts.look;
-        if spec.alternate_screen.is_some_and(|alt| look.screen.alternate_screen() != alt) {
+        if spec
+            .alternate_screen
+            .is_some_and(|alt| look.screen.alternate_screen() != alt)
+        {
             return None;
         }
-        let elapsed = look.changed_at.map(|t| look.now.saturating_duration_since(t));
-        if spec.quiet.is_some_and(|q| !elapsed.is_some_and(|e| e >= q)) {
+        let elapsed = look
+            .changed_at
+            .map(|t| look.now.saturating_duration_since(t));
+        if spec.quiet.is_some_and(|q| elapsed.is_none_or(|e| e < q)) {
             return None;
         }
-        if spec.changed_within.is_some_and(|w| !elapsed.is_some_and(|e| e < w)) {
+        if spec
+            .changed_within
+            .is_some_and(|w| elapsed.is_none_or(|e| e >= w))
+        {
             return None;
         }
         if !spec.primary_re.is_empty() {
@@ -179,29 +196,43 @@ impl KindRules {
             }
         }
         let text = texts.text(self, rule.region);
-        if !spec.all.iter().all(|re| re.is_match(text)) || spec.unless.iter().any(|re| re.is_match(text)) {
+        if !spec.all.iter().all(|re| re.is_match(text))
+            || spec.unless.iter().any(|re| re.is_match(text))
+        {
             return None;
         }
-        let last_hit_end = spec.primary_re.iter().filter_map(|re| re.find_iter(text).last()).map(|m| m.end()).max();
-        if !spec.unless_below.is_empty() {
-            if let Some(end) = last_hit_end {
-                let below = text[end..].split_once('\n').map_or("", |(_, rest)| rest);
-                if spec.unless_below.iter().any(|re| re.is_match(below)) {
-                    return None;
-                }
+        let last_hit_end = spec
+            .primary_re
+            .iter()
+            .filter_map(|re| re.find_iter(text).last())
+            .map(|m| m.end())
+            .max();
+        if !spec.unless_below.is_empty()
+            && let Some(end) = last_hit_end
+        {
+            let below = text[end..].split_once('\n').map_or("", |(_, rest)| rest);
+            if spec.unless_below.iter().any(|re| re.is_match(below)) {
+                return None;
             }
         }
         if spec.spinner.is_some_and(|want| has_spinner(text) != want) {
             return None;
         }
-        let matched = spec.primary_re.iter().find_map(|re| re.find(text)).map(|m| m.as_str().to_owned());
+        let matched = spec
+            .primary_re
+            .iter()
+            .find_map(|re| re.find(text))
+            .map(|m| m.as_str().to_owned());
         Some(matched)
     }
 
     /// The next instant at which a `quiet_ms`/`changed_within_ms` condition flips.
     fn wake(&self, look: &Look<'_>) -> Option<Instant> {
         let changed = look.changed_at?;
-        self.time_thresholds.iter().map(|d| changed + *d).find(|t| *t > look.now)
+        self.time_thresholds
+            .iter()
+            .map(|d| changed + *d)
+            .find(|t| *t > look.now)
     }
 }
 
@@ -240,7 +271,12 @@ mod tests {
         p
     }
 
-    fn winner(c: &Catalog, text: &str, changed_ago: Option<u64>, alternate: bool) -> Option<String> {
+    fn winner(
+        c: &Catalog,
+        text: &str,
+        changed_ago: Option<u64>,
+        alternate: bool,
+    ) -> Option<String> {
         let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
         let p = parser(text, alternate);
         let now = Instant::now() + Duration::from_secs(100);
@@ -254,37 +290,69 @@ mod tests {
         let a = k.evaluate_with(&look, Strategy::Combined).winner;
         let b = k.evaluate_with(&look, Strategy::PerRule).winner;
         assert_eq!(a, b, "strategies disagree");
-        assert_eq!(k.explain(&look).winner, a.map(|i| k.rules[i].id.to_string()));
+        assert_eq!(
+            k.explain(&look).winner,
+            a.map(|i| k.rules[i].id.to_string())
+        );
         a.map(|i| k.rules[i].id.to_string())
     }
 
     #[test]
     fn priority_and_no_match() {
-        let c = kind("[[screen]]\nid='w'\nstate='working'\ncontains='esc to interrupt'\n[[screen]]\nid='b'\nstate='blocked'\nregex='^ *1\\. Yes'\npriority=10");
-        assert_eq!(winner(&c, "Do it?\n 1. Yes\n esc to interrupt", None, false).as_deref(), Some("b"));
-        assert_eq!(winner(&c, "(ESC to interrupt)", None, false).as_deref(), Some("w"));
+        let c = kind(
+            "[[screen]]\nid='w'\nstate='working'\ncontains='esc to interrupt'\n[[screen]]\nid='b'\nstate='blocked'\nregex='^ *1\\. Yes'\npriority=10",
+        );
+        assert_eq!(
+            winner(&c, "Do it?\n 1. Yes\n esc to interrupt", None, false).as_deref(),
+            Some("b")
+        );
+        assert_eq!(
+            winner(&c, "(ESC to interrupt)", None, false).as_deref(),
+            Some("w")
+        );
         assert_eq!(winner(&c, "nothing here", None, false), None);
     }
 
     #[test]
     fn all_unless_unless_below() {
-        let c = kind("[[screen]]\nid='a'\nstate='blocked'\nregex='Allow\\?'\nall=['Yes']\nunless=['Denied']\nunless_below=['^> ']");
+        let c = kind(
+            "[[screen]]\nid='a'\nstate='blocked'\nregex='Allow\\?'\nall=['Yes']\nunless=['Denied']\nunless_below=['^> ']",
+        );
         assert_eq!(winner(&c, "Allow?\nYes", None, false).as_deref(), Some("a"));
         assert_eq!(winner(&c, "Allow?", None, false), None);
         assert_eq!(winner(&c, "Allow? Yes\nDenied", None, false), None);
-        assert_eq!(winner(&c, "Allow? Yes\n> typing", None, false), None, "a live prompt below");
-        assert_eq!(winner(&c, "> old\nAllow? Yes", None, false).as_deref(), Some("a"), "prompt above is fine");
+        assert_eq!(
+            winner(&c, "Allow? Yes\n> typing", None, false),
+            None,
+            "a live prompt below"
+        );
+        assert_eq!(
+            winner(&c, "> old\nAllow? Yes", None, false).as_deref(),
+            Some("a"),
+            "prompt above is fine"
+        );
     }
 
     #[test]
     fn time_screen_and_spinner_conditions() {
-        let c = kind("[[screen]]\nid='q'\nstate='idle'\nregex='>'\nquiet_ms=500\n[[screen]]\nid='c'\nstate='working'\nregex='>'\nchanged_within_ms=500\n");
-        assert_eq!(winner(&c, ">", None, false), None, "no time condition on the first look");
+        let c = kind(
+            "[[screen]]\nid='q'\nstate='idle'\nregex='>'\nquiet_ms=500\n[[screen]]\nid='c'\nstate='working'\nregex='>'\nchanged_within_ms=500\n",
+        );
+        assert_eq!(
+            winner(&c, ">", None, false),
+            None,
+            "no time condition on the first look"
+        );
         assert_eq!(winner(&c, ">", Some(600), false).as_deref(), Some("q"));
         assert_eq!(winner(&c, ">", Some(100), false).as_deref(), Some("c"));
-        let alt = kind("[[screen]]\nid='alt'\nstate='skip'\nalternate_screen=true\n[[screen]]\nid='s'\nstate='working'\nspinner=true\n");
+        let alt = kind(
+            "[[screen]]\nid='alt'\nstate='skip'\nalternate_screen=true\n[[screen]]\nid='s'\nstate='working'\nspinner=true\n",
+        );
         assert_eq!(winner(&alt, "x", None, true).as_deref(), Some("alt"));
-        assert_eq!(winner(&alt, "⠹ Thinking", None, false).as_deref(), Some("s"));
+        assert_eq!(
+            winner(&alt, "⠹ Thinking", None, false).as_deref(),
+            Some("s")
+        );
         assert_eq!(winner(&alt, "✳ Thinking", None, false), None);
         let title = kind("[[screen]]\nid='t'\nstate='working'\nregion='title'\nregex='^✳'\n");
         assert_eq!(winner(&title, "", None, false).as_deref(), Some("t"));
@@ -296,7 +364,16 @@ mod tests {
         let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
         let p = parser(">", false);
         let now = Instant::now();
-        let look = Look { screen: p.screen(), title: "", progress: "", changed_at: Some(now), now };
-        assert_eq!(k.evaluate(&look).wake, Some(now + Duration::from_millis(500)));
+        let look = Look {
+            screen: p.screen(),
+            title: "",
+            progress: "",
+            changed_at: Some(now),
+            now,
+        };
+        assert_eq!(
+            k.evaluate(&look).wake,
+            Some(now + Duration::from_millis(500))
+        );
     }
 }

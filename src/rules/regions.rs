@@ -15,7 +15,10 @@ impl<'s> Rows<'s> {
     /// Wraps a screen; nothing is rendered yet.
     pub fn new(screen: &'s vt100::Screen) -> Self {
         let (rows, _) = screen.size();
-        Rows { screen, cache: vec![None; usize::from(rows.get())] }
+        Rows {
+            screen,
+            cache: vec![None; usize::from(rows.get())],
+        }
     }
 
     /// The number of visible rows.
@@ -70,7 +73,9 @@ impl<'s> Rows<'s> {
 fn render_row(screen: &vt100::Screen, r: usize) -> String {
     let (rows, cols) = screen.size();
     let (rows, cols) = (rows.get(), cols.get());
-    let Ok(r) = u16::try_from(r) else { return String::new() };
+    let Ok(r) = u16::try_from(r) else {
+        return String::new();
+    };
     // `contents_between` over a two-row span renders just the rows asked for (vt100's own
     // writer, no per-cell lookups); the neighbouring row contributes nothing but a newline.
     let text = if r + 1 < rows {
@@ -108,7 +113,9 @@ pub fn is_rule(row: &str) -> bool {
 
 /// Box borders stripped from a `prompt_box` row.
 fn strip_borders(row: &str) -> &str {
-    row.trim().trim_matches(|c| matches!(c, '│' | '┃' | '║' | '|')).trim()
+    row.trim()
+        .trim_matches(|c| matches!(c, '│' | '┃' | '║' | '|'))
+        .trim()
 }
 
 /// Builds the text of `region` for this screen. `title`/`progress` are the pane's OSC values.
@@ -152,7 +159,9 @@ pub fn region_text(rows: &mut Rows<'_>, region: Region, title: &str, progress: &
             rows.get(r).to_owned()
         }
         Region::AfterLastRule => {
-            let Some(rule) = rows.rules_from_bottom().next() else { return String::new() };
+            let Some(rule) = rows.rules_from_bottom().next() else {
+                return String::new();
+            };
             match rows.last_nonblank() {
                 Some(last) if last > rule => rows.join(rule + 1..=last),
                 _ => String::new(),
@@ -164,8 +173,9 @@ pub fn region_text(rows: &mut Rows<'_>, region: Region, title: &str, progress: &
                 return String::new();
             };
             drop(borders);
-            let inner: Vec<String> =
-                (top + 1..bottom).map(|r| strip_borders(rows.get(r)).to_owned()).collect();
+            let inner: Vec<String> = (top + 1..bottom)
+                .map(|r| strip_borders(rows.get(r)).to_owned())
+                .collect();
             inner.join("\n")
         }
         Region::Title => title.to_owned(),
@@ -176,7 +186,8 @@ pub fn region_text(rows: &mut Rows<'_>, region: Region, title: &str, progress: &
 /// Whether `text` holds a spinner glyph (§2.2): braille U+2801–U+28FF, `◐◑◒◓`, `◴◵◶◷`.
 pub fn has_spinner(text: &str) -> bool {
     text.chars().any(|c| {
-        ('\u{2801}'..='\u{28FF}').contains(&c) || matches!(c, '◐' | '◑' | '◒' | '◓' | '◴' | '◵' | '◶' | '◷')
+        ('\u{2801}'..='\u{28FF}').contains(&c)
+            || matches!(c, '◐' | '◑' | '◒' | '◓' | '◴' | '◵' | '◶' | '◷')
     })
 }
 
@@ -203,14 +214,23 @@ mod tests {
     #[test]
     fn bottom_skips_blank_rows_and_trims() {
         let p = screen(10, 40, BOXED);
-        assert_eq!(text(&p, Region::Bottom(2)), "────────────\n  ? for shortcuts");
-        assert_eq!(text(&p, Region::Bottom(3)), "> hello\n────────────\n  ? for shortcuts");
+        assert_eq!(
+            text(&p, Region::Bottom(2)),
+            "────────────\n  ? for shortcuts"
+        );
+        assert_eq!(
+            text(&p, Region::Bottom(3)),
+            "> hello\n────────────\n  ? for shortcuts"
+        );
     }
 
     #[test]
     fn top_and_last_line_and_screen() {
         let p = screen(10, 40, BOXED);
-        assert_eq!(text(&p, Region::Top(2)), "old output\nDo you want to proceed?");
+        assert_eq!(
+            text(&p, Region::Top(2)),
+            "old output\nDo you want to proceed?"
+        );
         assert_eq!(text(&p, Region::LastLine), "  ? for shortcuts");
         assert!(text(&p, Region::Screen).starts_with("old output\nDo you want"));
         assert!(text(&p, Region::Screen).ends_with("for shortcuts"));

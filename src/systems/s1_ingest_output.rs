@@ -18,8 +18,12 @@ pub fn ingest_output(
         return;
     }
     for (pane, output) in inbox.0.drain(..) {
-        let Some(entity) = index.get(&pane) else { continue };
-        let Ok((mut screen, mut title, mut progress)) = panes.get_mut(entity) else { continue };
+        let Some(entity) = index.get(&pane) else {
+            continue;
+        };
+        let Ok((mut screen, mut title, mut progress)) = panes.get_mut(entity) else {
+            continue;
+        };
         let screen = &mut *screen;
         match output {
             Output::Bytes(bytes) => screen.parser.process(&bytes),

@@ -18,8 +18,12 @@ pub fn ingest_processes(
         return;
     }
     for (pane, event) in inbox.0.drain(..) {
-        let Some(entity) = index.get(&pane) else { continue };
-        let Ok(mut process) = panes.get_mut(entity) else { continue };
+        let Some(entity) = index.get(&pane) else {
+            continue;
+        };
+        let Ok(mut process) = panes.get_mut(entity) else {
+            continue;
+        };
         apply(&mut process, event);
     }
 }
@@ -53,18 +57,28 @@ mod tests {
     use super::*;
 
     fn started(argv: &str) -> ProcessEvent {
-        ProcessEvent::Started { pid: Some(7), argv: vec![argv.into()], comm: None }
+        ProcessEvent::Started {
+            pid: Some(7),
+            argv: vec![argv.into()],
+            comm: None,
+        }
     }
 
     #[test]
     fn generations_count_and_reset_hook_bookkeeping() {
         let mut p = HookedProcess::default();
         apply(&mut p, started("claude"));
-        assert_eq!((p.generation, p.presence, p.ended), (Generation(1), Presence::Alive, 0));
+        assert_eq!(
+            (p.generation, p.presence, p.ended),
+            (Generation(1), Presence::Alive, 0)
+        );
         p.hooked = true;
         p.seqs.insert("a:claude".into(), 4);
         apply(&mut p, started("codex"));
-        assert_eq!((p.generation, p.ended, p.hooked, p.seqs.len()), (Generation(2), 1, false, 0));
+        assert_eq!(
+            (p.generation, p.ended, p.hooked, p.seqs.len()),
+            (Generation(2), 1, false, 0)
+        );
         apply(&mut p, ProcessEvent::Exited);
         assert_eq!((p.presence, p.ended), (Presence::Exited, 2));
         apply(&mut p, ProcessEvent::Exited);

@@ -4,7 +4,9 @@
 //! may have flipped — are evaluated; every other pane costs a few comparisons. A pane that is
 //! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
 
-use crate::components::{AgentKind, HookedProcess, Presence, Progress, Screen, ScreenVerdict, Title, Wake};
+use crate::components::{
+    AgentKind, HookedProcess, Presence, Progress, Screen, ScreenVerdict, Title, Wake,
+};
 use crate::manifest::HookPolicy;
 use crate::resources::{Clock, Manifests};
 use crate::rules::Look;
@@ -33,9 +35,13 @@ pub fn evaluate_rules(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Q
         if !changed && !woke {
             continue;
         }
-        let rules = kind.id.and_then(|id| catalog.kind(id)).filter(|k| !k.rules.is_empty());
+        let rules = kind
+            .id
+            .and_then(|id| catalog.kind(id))
+            .filter(|k| !k.rules.is_empty());
         let eligible = rules.filter(|k| {
-            process.presence != Presence::Exited && !(process.hooked && k.policy == HookPolicy::Dominate)
+            process.presence != Presence::Exited
+                && !(process.hooked && k.policy == HookPolicy::Dominate)
         });
         let Some(rules) = eligible else {
             verdict.set_if_neq(ScreenVerdict(None));

@@ -12,12 +12,16 @@ use crate::manifest::{HookPolicy, RuleState};
 use crate::resources::{Clock, Manifests};
 use bevy_ecs::prelude::*;
 
+type Evidence<'a> = (
+    Ref<'a, ScreenVerdict>,
+    Ref<'a, HookEvidence>,
+    &'a HookedProcess,
+    &'a AgentKind,
+    &'a mut Verdict,
+);
+
 /// Decides what each pane with new evidence should do.
-pub fn resolve_priority(
-    manifests: Res<Manifests>,
-    clock: Res<Clock>,
-    mut panes: Query<(Ref<ScreenVerdict>, Ref<HookEvidence>, &HookedProcess, &AgentKind, &mut Verdict)>,
-) {
+pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Evidence>) {
     for (screen, hook, process, kind, mut verdict) in &mut panes {
         let departed = process.ended > verdict.departures;
         let hook_new = hook.is_changed() && hook.claim.is_some();
@@ -25,8 +29,16 @@ pub fn resolve_priority(
         if !(departed || hook_new || screen_new || verdict.reassess) {
             continue;
         }
-        let policy = kind.id.and_then(|id| manifests.0.kind(id)).map(|k| k.policy).unwrap_or_default();
-        let mut next = Verdict { departures: process.ended, at: Some(clock.now), ..Verdict::default() };
+        let policy = kind
+            .id
+            .and_then(|id| manifests.0.kind(id))
+            .map(|k| k.policy)
+            .unwrap_or_default();
+        let mut next = Verdict {
+            departures: process.ended,
+            at: Some(clock.now),
+            ..Verdict::default()
+        };
         if departed {
             next.decision = Some((Decision::Departed, Cause::ProcessExited));
             // A replacement process may already show a screen this tick: apply it on the next.

@@ -4,7 +4,9 @@
 //! [`step`] is the table as a pure function; the system only reads and writes components, and
 //! writes each one only when it really changes (so `Changed<_>` means "emit an event").
 
-use crate::components::{AgentKind, Attention, Cause, Decision, Labels, Lifecycle, LifecycleState, Settling, Verdict};
+use crate::components::{
+    AgentKind, Attention, Cause, Decision, Labels, Lifecycle, LifecycleState, Settling, Verdict,
+};
 use crate::resources::{Clock, Manifests, PaneIndex, SeenInbox};
 use bevy_ecs::prelude::*;
 use std::time::Duration;
@@ -46,8 +48,13 @@ pub struct Step {
     pub clear_labels: bool,
 }
 
-const NOTHING: Step =
-    Step { lifecycle: None, input_required: FlagOp::Keep, unread: FlagOp::Keep, settle: SettleOp::Keep, clear_labels: false };
+const NOTHING: Step = Step {
+    lifecycle: None,
+    input_required: FlagOp::Keep,
+    unread: FlagOp::Keep,
+    settle: SettleOp::Keep,
+    clear_labels: false,
+};
 
 /// The §3.3 table (plus hook `done` and departure). `wait`: an idle verdict must settle first.
 pub fn step(state: LifecycleState, decision: &Decision, wait: bool) -> Step {
@@ -56,17 +63,36 @@ pub fn step(state: LifecycleState, decision: &Decision, wait: bool) -> Step {
     match decision {
         Decision::Working => Step {
             lifecycle: set(L::Working),
-            input_required: if state == L::Blocked { FlagOp::Withdraw } else { FlagOp::Keep },
+            input_required: if state == L::Blocked {
+                FlagOp::Withdraw
+            } else {
+                FlagOp::Keep
+            },
             settle: SettleOp::Cancel,
             ..NOTHING
         },
-        Decision::Blocked => {
-            Step { lifecycle: set(L::Blocked), input_required: FlagOp::Raise, settle: SettleOp::Cancel, ..NOTHING }
-        }
+        Decision::Blocked => Step {
+            lifecycle: set(L::Blocked),
+            input_required: FlagOp::Raise,
+            settle: SettleOp::Cancel,
+            ..NOTHING
+        },
         Decision::Idle { settled } => match state {
-            L::Working if wait && !settled => Step { settle: SettleOp::Start, ..NOTHING },
-            L::Working => Step { lifecycle: Some(L::Done), unread: FlagOp::Raise, settle: SettleOp::Cancel, ..NOTHING },
-            L::Blocked => Step { lifecycle: Some(L::Idle), input_required: FlagOp::Withdraw, ..NOTHING },
+            L::Working if wait && !settled => Step {
+                settle: SettleOp::Start,
+                ..NOTHING
+            },
+            L::Working => Step {
+                lifecycle: Some(L::Done),
+                unread: FlagOp::Raise,
+                settle: SettleOp::Cancel,
+                ..NOTHING
+            },
+            L::Blocked => Step {
+                lifecycle: Some(L::Idle),
+                input_required: FlagOp::Withdraw,
+                ..NOTHING
+            },
             L::Idle | L::Done => NOTHING,
         },
         Decision::Done => Step {
@@ -117,23 +143,40 @@ pub fn apply_transitions(
             _ => continue,
         };
         let mut input = attention.input_required.clone();
-        if verdict.is_changed() && verdict.withdraw_screen_input && matches!(input, Some(Cause::Screen(_))) {
+        if verdict.is_changed()
+            && verdict.withdraw_screen_input
+            && matches!(input, Some(Cause::Screen(_)))
+        {
             input = None;
         }
         let s = step(lifecycle.state, &decision, !settle_for.is_zero());
         match s.settle {
-            SettleOp::Start if settling.0.is_none() => settling.0 = Some((clock.now, cause.clone())),
+            SettleOp::Start if settling.0.is_none() => {
+                settling.0 = Some((clock.now, cause.clone()))
+            }
             SettleOp::Cancel if settling.0.is_some() => settling.0 = None,
             _ => {}
         }
         if let Some(to) = s.lifecycle {
-            *lifecycle = Lifecycle { state: to, prev: lifecycle.state, since: clock.wall, cause: Some(cause.clone()) };
+            *lifecycle = Lifecycle {
+                state: to,
+                prev: lifecycle.state,
+                since: clock.wall,
+                cause: Some(cause.clone()),
+            };
         }
         let input = apply_flag(&input, s.input_required, &cause);
         let unread = apply_flag(&attention.unread, s.unread, &cause);
         set_flags(&mut attention, input, unread, cause.clone());
-        if s.clear_labels && (!labels.labels.is_empty() || !labels.gates.is_empty() || !labels.agent_names.is_empty()) {
-            *labels = Labels { cause: Some(cause.clone()), ..Labels::default() };
+        if s.clear_labels
+            && (!labels.labels.is_empty()
+                || !labels.gates.is_empty()
+                || !labels.agent_names.is_empty())
+        {
+            *labels = Labels {
+                cause: Some(cause.clone()),
+                ..Labels::default()
+            };
         }
         if let Some(set) = verdict.labels.as_ref().filter(|_| verdict.is_changed()) {
             let next = Labels {
@@ -142,13 +185,17 @@ pub fn apply_transitions(
                 agent_names: set.agent_names.clone(),
                 cause: Some(cause),
             };
-            if (&next.labels, &next.gates, &next.agent_names) != (&labels.labels, &labels.gates, &labels.agent_names) {
+            if (&next.labels, &next.gates, &next.agent_names)
+                != (&labels.labels, &labels.gates, &labels.agent_names)
+            {
                 *labels = next;
             }
         }
     }
     for pane in seen.0.drain(..) {
-        let Some(entity) = index.get(&pane) else { continue };
+        let Some(entity) = index.get(&pane) else {
+            continue;
+        };
         if let Ok((_, _, _, mut attention, _, _)) = panes.get_mut(entity) {
             let input = attention.input_required.clone();
             set_flags(&mut attention, input, None, Cause::Seen);
@@ -166,11 +213,25 @@ fn apply_flag(current: &Option<Cause>, op: FlagOp, cause: &Cause) -> Option<Caus
 
 /// Writes the flags only if one of them flips, remembering the flags before this tick (a second
 /// write in the same tick keeps the first `prev`, so emit sees the net change).
-fn set_flags(attention: &mut Mut<Attention>, input: Option<Cause>, unread: Option<Cause>, cause: Cause) {
+fn set_flags(
+    attention: &mut Mut<Attention>,
+    input: Option<Cause>,
+    unread: Option<Cause>,
+    cause: Cause,
+) {
     let now = (input.is_some(), unread.is_some());
     if now != attention.flags() {
-        let prev = if attention.is_changed() && !attention.is_added() { attention.prev } else { attention.flags() };
-        **attention = Attention { input_required: input, unread, prev, cause: Some(cause) };
+        let prev = if attention.is_changed() && !attention.is_added() {
+            attention.prev
+        } else {
+            attention.flags()
+        };
+        **attention = Attention {
+            input_required: input,
+            unread,
+            prev,
+            cause: Some(cause),
+        };
     }
 }
 
@@ -190,19 +251,37 @@ mod tests {
         // working | any → working | if it was blocked: withdraw input_required
         assert_eq!(row(Idle, Decision::Working), (Some(Working), Keep, Keep));
         assert_eq!(row(Done, Decision::Working), (Some(Working), Keep, Keep));
-        assert_eq!(row(Blocked, Decision::Working), (Some(Working), Withdraw, Keep));
+        assert_eq!(
+            row(Blocked, Decision::Working),
+            (Some(Working), Withdraw, Keep)
+        );
         assert_eq!(row(Working, Decision::Working), (None, Keep, Keep));
         // blocked | any → blocked | raise input_required
         for s in [Idle, Working, Done, Blocked] {
-            assert_eq!(row(s, Decision::Blocked), ((s != Blocked).then_some(Blocked), Raise, Keep));
+            assert_eq!(
+                row(s, Decision::Blocked),
+                ((s != Blocked).then_some(Blocked), Raise, Keep)
+            );
         }
         // idle | working → done | raise unread
-        assert_eq!(row(Working, Decision::Idle { settled: false }), (Some(Done), Keep, Raise));
+        assert_eq!(
+            row(Working, Decision::Idle { settled: false }),
+            (Some(Done), Keep, Raise)
+        );
         // idle | blocked → idle | withdraw input_required
-        assert_eq!(row(Blocked, Decision::Idle { settled: false }), (Some(Idle), Withdraw, Keep));
+        assert_eq!(
+            row(Blocked, Decision::Idle { settled: false }),
+            (Some(Idle), Withdraw, Keep)
+        );
         // idle | idle or done → unchanged
-        assert_eq!(row(Idle, Decision::Idle { settled: false }), (None, Keep, Keep));
-        assert_eq!(row(Done, Decision::Idle { settled: false }), (None, Keep, Keep));
+        assert_eq!(
+            row(Idle, Decision::Idle { settled: false }),
+            (None, Keep, Keep)
+        );
+        assert_eq!(
+            row(Done, Decision::Idle { settled: false }),
+            (None, Keep, Keep)
+        );
         // none | any → unchanged (a skip rule keeps the state)
         for s in [Idle, Working, Done, Blocked] {
             assert_eq!(row(s, Decision::Keep), (None, Keep, Keep));
@@ -213,13 +292,26 @@ mod tests {
     fn hook_done_departure_and_settling() {
         use FlagOp::*;
         assert_eq!(row(Blocked, Decision::Done), (Some(Done), Withdraw, Raise));
-        assert_eq!(row(Working, Decision::Departed), (Some(Idle), Withdraw, Keep));
-        assert_eq!(row(Blocked, Decision::Departed), (Some(Idle), Withdraw, Keep));
-        assert_eq!(row(Done, Decision::Departed), (None, Withdraw, Keep), "unread is kept");
+        assert_eq!(
+            row(Working, Decision::Departed),
+            (Some(Idle), Withdraw, Keep)
+        );
+        assert_eq!(
+            row(Blocked, Decision::Departed),
+            (Some(Idle), Withdraw, Keep)
+        );
+        assert_eq!(
+            row(Done, Decision::Departed),
+            (None, Withdraw, Keep),
+            "unread is kept"
+        );
         let wait = step(Working, &Decision::Idle { settled: false }, true);
         assert_eq!((wait.lifecycle, wait.settle), (None, SettleOp::Start));
         let settled = step(Working, &Decision::Idle { settled: true }, true);
         assert_eq!(settled.lifecycle, Some(Done));
-        assert_eq!(step(Working, &Decision::Working, true).settle, SettleOp::Cancel);
+        assert_eq!(
+            step(Working, &Decision::Working, true).settle,
+            SettleOp::Cancel
+        );
     }
 }
