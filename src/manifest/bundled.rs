@@ -2,7 +2,21 @@
 
 /// `(file name, contents)` of every bundled manifest, in byte order of names.
 pub const BUNDLED: &[(&str, &str)] = &[
+    ("aider.toml", include_str!("../../manifests/aider.toml")),
+    ("amp.toml", include_str!("../../manifests/amp.toml")),
     ("claude.toml", include_str!("../../manifests/claude.toml")),
+    ("cline.toml", include_str!("../../manifests/cline.toml")),
     ("codex.toml", include_str!("../../manifests/codex.toml")),
+    ("copilot.toml", include_str!("../../manifests/copilot.toml")),
+    ("cursor-agent.toml", include_str!("../../manifests/cursor-agent.toml")),
+    ("droid.toml", include_str!("../../manifests/droid.toml")),
+    ("gemini.toml", include_str!("../../manifests/gemini.toml")),
     ("generic.toml", include_str!("../../manifests/generic.toml")),
+    ("goose.toml", include_str!("../../manifests/goose.toml")),
+    ("grok.toml", include_str!("../../manifests/grok.toml")),
+    ("kimi.toml", include_str!("../../manifests/kimi.toml")),
+    ("kiro.toml", include_str!("../../manifests/kiro.toml")),
+    ("opencode.toml", include_str!("../../manifests/opencode.toml")),
+    ("pi.toml", include_str!("../../manifests/pi.toml")),
+    ("qwen.toml", include_str!("../../manifests/qwen.toml")),
 ];
