@@ -236,6 +236,7 @@ class Agent:
     busy_title = None     # the window title while working (regex), if the CLI sets one
     busy_lines = 6        # the busy sign is looked for in this many last non-blank rows
     dialog = None         # the live permission dialog (regex)
+    dialog_lines = 14     # … looked for in this many last non-blank rows (not in quoted prose above)
     approve = ("Enter",)  # keys that approve
     deny = ("Escape",)    # keys that deny
     interrupt = ("Escape",)
@@ -485,7 +486,8 @@ class Aider(Agent):
     kind = "aider"
     ready = r"^(diff)?> *$"
     busy = None
-    dialog = r"\(Y\)es/\(N\)o"
+    dialog = r"\(Y\)es/\(N\)o[^\n]*\]: *$"
+    dialog_lines = 1
     approve = ("y", "Enter")
     deny = ("n", "Enter")
     interrupt = ("C-c",)
@@ -552,7 +554,7 @@ def sc_slow(a, p):
 def _perm(a, p, approve):
     p.mark("i")
     p.type("perm: please run the command", enter_key=a.submit)
-    p.wait(a.dialog, 30, what="dialog", quiet=0.8)
+    p.wait(a.dialog, 30, what="dialog", quiet=0.8, lines=a.dialog_lines)
     p.mark("b")
     time.sleep(1.0)
     p.mark("b")
@@ -560,7 +562,7 @@ def _perm(a, p, approve):
     if approve:
         p.wait(a.final, 30, what="final")
     else:
-        p.wait(a.dialog, 15, gone=True, what="dialog-gone")
+        p.wait(a.dialog, 15, gone=True, what="dialog-gone", lines=a.dialog_lines)
     a.is_idle(p)
     p.mark("i")
 

@@ -21,7 +21,7 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
                               (Bash for Anthropic; for OpenAI/Gemini the shell-like tool the client
                               offered; Codex exec_command with sandbox_permissions=require_escalated)
   contains "write"         -> a file write tool call (notes.txt) when a write tool is offered
-  contains "quote"         -> an answer that QUOTES permission prompts of several agents as prose
+  contains "quote a"       -> an answer that QUOTES permission prompts of several agents as prose
                               (a live-prompt rule must not fire on it)
   otherwise                -> --scenario (default "short": a one-line answer)
 When the last turn is a tool result (tool_result / role tool / function_call_output /
@@ -86,12 +86,14 @@ def text_of(content):
 
 
 def choose(text, has_tools):
-    t = re.sub(r"(?s)<system-reminder>.*?</system-reminder>", "", text or "").lower()
+    # only the start of the user's own text: clients append boilerplate (aider's edit-format reminder
+    # mentions "quotes", Claude Code prepends <system-reminder> blocks)
+    t = re.sub(r"(?s)<system-reminder>.*?</system-reminder>", "", text or "").strip().lower()[:200]
     if not has_tools:
         return "quick"
     if "slow" in t:
         return "slow"
-    if "quote" in t:
+    if "quote a" in t:
         return "quote"
     if "perm" in t or re.search(r"\brun\b", t):
         return "perm"
