@@ -154,6 +154,21 @@ class Pane:
         raise TimeoutError("%s/%s: waited %ss for title %s%r" % (
             self.kind, self.case, timeout, "without " if gone else "", pattern))
 
+    def procs(self):
+        """Note the pane's process tree (comm and argv) for [identify] in the manifests."""
+        pid = self.pid()
+        if not pid:
+            return
+        with open("/tmp/captures/%s/procs.txt" % self.kind, "w") as f:
+            for p in [pid] + descendants(pid):
+                try:
+                    comm = open("/proc/%d/comm" % p).read().strip()
+                    argv = open("/proc/%d/cmdline" % p, "rb").read().split(b"\0")
+                    f.write("%d comm=%s argv=%s\n" % (p, comm, " ".join(
+                        a.decode(errors="replace") for a in argv[:3])))
+                except OSError:
+                    pass
+
     def snap(self, state):
         d = "/tmp/captures/%s" % self.kind
         os.makedirs(d, exist_ok=True)
@@ -170,6 +185,8 @@ class Pane:
         """state: w|b|i|o. Sends the recorder chord; in explore mode only snaps."""
         name = {"w": "working", "b": "blocked", "i": "idle", "o": "other"}[state]
         self.snap(name)
+        if not self.marks:
+            self.procs()
         if not self.explore:
             tmux("send-keys", "-t", SESSION, "C-]", state)
         self.marks.append(name)
