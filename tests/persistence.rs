@@ -3,13 +3,14 @@
 //! loses at most the tick in flight, leaves a database that opens and checks clean, and every pane
 //! resumes; the event numbering continues across restarts.
 
-mod server_support;
+mod support;
 
 use serde_json::{Value, json};
-use server_support::*;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use support::server::*;
+use support::wait_until;
 
 fn report(c: &mut lookout::server::Client, pane: &str, seq: u64, state: &str) -> Value {
     c.call(

@@ -2,149 +2,12 @@
 //! terminal, with keys typed and the window resized through that PTY. No fixed sleeps: every wait is
 //! `wait_until` with a deadline, printing what was awaited and the last output on failure.
 
-use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
-use std::io::{Read, Write};
-use std::sync::{Arc, Mutex};
+mod support;
+
+use std::io::Write;
 use std::time::{Duration, Instant};
-
-const LOOKOUT: &str = env!("CARGO_BIN_EXE_lookout");
-
-/// How long any one wait may take; `LOOKOUT_TEST_DEADLINE_SECS` raises it on a slow machine.
-fn deadline() -> Duration {
-    let secs = std::env::var("LOOKOUT_TEST_DEADLINE_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
-    Duration::from_secs(secs)
-}
-
-/// Polls `predicate` until it holds or `deadline` passes; on timeout panics with `what` and `last()`.
-fn wait_until(
-    what: &str,
-    deadline: Duration,
-    mut predicate: impl FnMut() -> bool,
-    last: impl Fn() -> String,
-) {
-    let end = Instant::now() + deadline;
-    while !predicate() {
-        assert!(
-            Instant::now() < end,
-            "timed out after {deadline:?} waiting for {what}\n--- last output ---\n{}",
-            last()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// The terminal a user would have: a PTY whose far end runs `argv`, its output collected for asserts.
-struct Outer {
-    master: Box<dyn MasterPty + Send>,
-    writer: Box<dyn Write + Send>,
-    child: Box<dyn Child + Send + Sync>,
-    output: Arc<Mutex<Vec<u8>>>,
-}
-
-impl Outer {
-    fn start(argv: &[&str], cols: u16, rows: u16, env: &[(&str, &str)]) -> Outer {
-        let pair = native_pty_system()
-            .openpty(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open the outer PTY");
-        let mut command = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
-        command.cwd(std::env::temp_dir());
-        command.env("TERM", "xterm-256color");
-        for (key, value) in env {
-            command.env(key, value);
-        }
-        let child = pair
-            .slave
-            .spawn_command(command)
-            .expect("start lookout in the outer PTY");
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("outer reader");
-        let writer = pair.master.take_writer().expect("outer writer");
-        let output = Arc::new(Mutex::new(Vec::new()));
-        let sink = Arc::clone(&output);
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                sink.lock()
-                    .expect("output lock")
-                    .extend_from_slice(&buf[..n]);
-            }
-        });
-        Outer {
-            master: pair.master,
-            writer,
-            child,
-            output,
-        }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.output.lock().expect("output lock")).into_owned()
-    }
-
-    fn send(&mut self, bytes: &[u8]) {
-        self.writer
-            .write_all(bytes)
-            .expect("type into the outer PTY");
-        self.writer.flush().expect("flush the outer PTY");
-    }
-
-    fn wait_for_text(&self, needle: &str) {
-        wait_until(
-            &format!("output containing {needle:?}"),
-            deadline(),
-            || self.text().contains(needle),
-            || self.text(),
-        );
-    }
-
-    fn resize(&self, cols: u16, rows: u16) {
-        self.master
-            .resize(PtySize {
-                rows,
-                cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("resize the outer PTY");
-    }
-
-    fn wait_exit(&mut self) -> u32 {
-        let mut code = None;
-        let child = &mut self.child;
-        let output = &self.output;
-        wait_until(
-            "the outer process to exit",
-            deadline(),
-            || {
-                code = child
-                    .try_wait()
-                    .expect("try_wait")
-                    .map(|status| status.exit_code());
-                code.is_some()
-            },
-            || String::from_utf8_lossy(&output.lock().expect("output lock")).into_owned(),
-        );
-        code.unwrap_or(u32::MAX)
-    }
-}
-
-impl Drop for Outer {
-    fn drop(&mut self) {
-        // A failed test must not leave lookout running on a PTY nobody reads.
-        let _ = self.child.kill();
-    }
-}
+use support::pty::{Outer, text_of};
+use support::{LOOKOUT, wait_until};
 
 fn run_in_outer(script: &str) -> Outer {
     Outer::start(&[LOOKOUT, "run", "--", "sh", "-c", script], 80, 24, &[])
@@ -202,10 +65,9 @@ fn resizing_the_outer_terminal_reaches_the_child() {
     let mut last_ask = Instant::now() - Duration::from_secs(1);
     let writer = &mut outer.writer;
     let output = &outer.output;
-    let text = || String::from_utf8_lossy(&output.lock().expect("output lock")).into_owned();
+    let text = || text_of(output);
     wait_until(
         "the child's `stty size` to say 30 100",
-        deadline(),
         || {
             if last_ask.elapsed() > Duration::from_millis(200) {
                 last_ask = Instant::now();

@@ -3,16 +3,17 @@
 //! leaves the connection usable and the state unchanged, subscribe-then-reconcile under load,
 //! slow subscribers, permissions, 100 concurrent clients, hooks from a stand-in agent, the mirror.
 
-mod server_support;
+mod support;
 
 use lookout::server::Client;
 use lookout::server::protocol::parse_line;
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use server_support::*;
 use std::collections::BTreeMap;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
+use support::server::*;
+use support::{LOOKOUT, wait_until};
 
 fn served(tick_ms: u64) -> (tempfile::TempDir, Served) {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -3,127 +3,26 @@
 //! screens `manifests/claude.toml` describes, one scene per line typed into it with `send-keys`.
 //! Every wait is `wait_until` with a deadline; nothing sleeps a fixed time.
 
-mod server_support;
+mod support;
 
 use lookout::server::client::snapshot;
 use serde_json::json;
-use server_support::{LOOKOUT, Served, wait_until};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use support::fake_claude::fake_claude;
+use support::server::Served;
+use support::tmux::Tmux;
+use support::{LOOKOUT, wait_until};
 
-/// The fake agent: w = working, b = permission dialog, i = idle prompt box, q = quit.
-pub const FAKE_CLAUDE: &str = r#"#!/bin/bash
-rule='────────────────────────────────────────'
-scene() { printf '\033[H\033[2J%s\r\n\r\n' 'fake claude'; printf '%s\r\n' "$@"; }
-scene "$rule" '> ' "$rule"
-while IFS= read -r -s cmd; do
-  case "$cmd" in
-    w) scene '✻ Thinking… (esc to interrupt)' '' "$rule" '> ' "$rule" ;;
-    b) scene 'Bash command' '  rm -rf build' 'Do you want to proceed?' '❯ 1. Yes' '  2. No' ;;
-    i) scene '● Done.' '' "$rule" '> ' "$rule" ;;
-    q) exit 0 ;;
-  esac
-done
-"#;
-
-/// Writes the fake `claude` into `dir/bin` and returns that directory.
-pub fn fake_claude(dir: &Path) -> PathBuf {
-    use std::os::unix::fs::PermissionsExt;
-    let bin = dir.join("bin");
-    std::fs::create_dir_all(&bin).expect("bin dir");
-    let path = bin.join("claude");
-    std::fs::write(&path, FAKE_CLAUDE).expect("write the fake claude");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    bin
-}
-
-/// A tmux server of our own (`tmux -L <unique>`), killed when dropped.
-struct TmuxServer {
-    name: String,
-}
-
-impl TmuxServer {
-    fn start(name: &str, bin: &Path) -> (TmuxServer, String) {
-        let version = Command::new("tmux").arg("-V").output();
-        assert!(
-            version.is_ok_and(|o| o.status.success()),
-            "these tests need tmux on PATH (apt-get install -y tmux; .ci/run installs it)"
-        );
-        let server = TmuxServer {
-            name: name.to_owned(),
-        };
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        let shell = format!("env PATH={path} PS1='$ ' bash --norc --noprofile");
-        let pane = server.run(&[
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "-x",
-            "100",
-            "-y",
-            "30",
-            &shell,
-        ]);
-        (server, pane.trim().to_owned())
-    }
-
-    /// Runs a tmux command on this server; panics if it fails.
-    fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.name])
-            .args(args)
-            .output()
-            .expect("run tmux");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// A user option's value, empty when unset (or when the target is gone).
-    fn option(&self, scope: &str, target: &str, name: &str) -> String {
-        let out = Command::new("tmux")
-            .args([
-                "-L",
-                &self.name,
-                "show-options",
-                "-q",
-                "-v",
-                scope,
-                "-t",
-                target,
-                name,
-            ])
-            .output()
-            .expect("run tmux");
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    }
-
-    fn type_line(&self, pane: &str, line: &str) {
-        self.run(&["send-keys", "-t", pane, line, "Enter"]);
-    }
-
-    fn screen(&self, pane: &str) -> String {
-        self.run(&["capture-pane", "-p", "-t", pane])
-    }
-}
-
-impl Drop for TmuxServer {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.name, "kill-server"])
-            .output();
-    }
+/// Starts tmux server `name` whose first pane runs a bare shell with `bin` first on its `PATH`.
+fn start_tmux(name: &str, bin: &Path) -> (Tmux, String) {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shell = format!("env PATH={path} PS1='$ ' bash --norc --noprofile");
+    Tmux::start(name, 100, 30, &[], &shell)
 }
 
 /// `lookout tmux`, stopped when dropped.
@@ -141,7 +40,7 @@ fn state(served: &Served, pane: &str) -> Option<lookout::panes::PaneState> {
     panes.into_iter().find(|p| p.pane == pane)
 }
 
-fn describe(served: &Served, tmux: &TmuxServer, pane: &str) -> String {
+fn describe(served: &Served, tmux: &Tmux, pane: &str) -> String {
     format!(
         "state: {:?}\nscreen:\n{}",
         state(served, pane),
@@ -154,7 +53,7 @@ fn tmux_panes_reach_blocked_and_done_and_publish_options() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = fake_claude(dir.path());
     let name = format!("lookout-test-{}", std::process::id());
-    let (tmux, first) = TmuxServer::start(&name, &bin);
+    let (tmux, first) = start_tmux(&name, &bin);
     let served = Served::start_in(dir.path(), 100);
     let watcher = Watcher(
         Command::new(LOOKOUT)
@@ -304,7 +203,7 @@ fn tmux_panes_reach_blocked_and_done_and_publish_options() {
 }
 
 /// The pid leading the pane's foreground process group (the agent), read like the probe does.
-fn foreground_pid(tmux: &TmuxServer, pane: &str) -> u32 {
+fn foreground_pid(tmux: &Tmux, pane: &str) -> u32 {
     let root: u32 = tmux
         .run(&["display", "-p", "-t", pane, "#{pane_pid}"])
         .trim()
@@ -331,7 +230,7 @@ fn a_tmux_server_that_is_not_running_yet_is_waited_for() {
             .expect("start lookout tmux"),
     );
     // tmux starts after lookout tmux does, as after a tmux server restart.
-    let (tmux, pane) = TmuxServer::start(&name, &bin);
+    let (tmux, pane) = start_tmux(&name, &bin);
     let id = format!("tmux:{name}:{pane}");
     wait_until(
         "the pane of the late server",

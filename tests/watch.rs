@@ -2,77 +2,45 @@
 //! own, `tmux -L <unique>`), and what it shows is read back with `capture-pane`. Panes are put on the
 //! real server through the wire; every wait is `wait_until` with a deadline.
 
-mod server_support;
+mod support;
 
 use base64::Engine as _;
 use lookout::server::Client;
 use serde_json::json;
-use server_support::{LOOKOUT, Served, wait_until};
 use std::path::Path;
 use std::process::Command;
+use support::server::Served;
+use support::tmux::Tmux;
+use support::{LOOKOUT, wait_until};
 
-/// A tmux server of our own whose first pane runs `command`; killed when dropped.
+/// A tmux server of our own whose first pane runs `command` (the board), kept after it exits.
 struct Terminal {
-    name: String,
+    tmux: Tmux,
     pane: String,
 }
 
 impl Terminal {
     fn start(tag: &str, command: &str, env: &[(&str, &Path)]) -> Terminal {
-        let version = Command::new("tmux").arg("-V").output();
-        assert!(
-            version.is_ok_and(|o| o.status.success()),
-            "these tests need tmux on PATH (apt-get install -y tmux; .ci/run installs it)"
-        );
         let name = format!("lookout-watch-{tag}-{}", std::process::id());
-        let mut terminal = Terminal {
-            name,
-            pane: String::new(),
-        };
-        let mut args = vec![
-            "-f".to_owned(),
-            "/dev/null".into(),
-            "new-session".into(),
-            "-d".into(),
-            "-P".into(),
-            "-F".into(),
-            "#{pane_id}".into(),
-            "-x".into(),
-            "120".into(),
-            "-y".into(),
-            "30".into(),
-        ];
-        for (key, value) in env {
-            args.push("-e".into());
-            args.push(format!("{key}={}", value.display()));
-        }
-        args.push(command.into());
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        terminal.pane = terminal.run(&args).trim().to_owned();
-        terminal.run(&["set-option", "-g", "remain-on-exit", "on"]);
-        terminal
+        let env: Vec<(&str, String)> = env
+            .iter()
+            .map(|(key, value)| (*key, value.display().to_string()))
+            .collect();
+        let (tmux, pane) = Tmux::start(&name, 120, 30, &env, command);
+        tmux.run(&["set-option", "-g", "remain-on-exit", "on"]);
+        Terminal { tmux, pane }
     }
 
     fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.name])
-            .args(args)
-            .output()
-            .expect("run tmux");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        self.tmux.run(args)
     }
 
     fn screen(&self) -> String {
-        self.run(&["capture-pane", "-p", "-t", &self.pane])
+        self.tmux.screen(&self.pane)
     }
 
     fn keys(&self, keys: &str) {
-        self.run(&["send-keys", "-t", &self.pane, keys]);
+        self.tmux.keys(&self.pane, keys);
     }
 
     fn wait_for(&self, what: &str, predicate: impl Fn(&str) -> bool) {
@@ -85,14 +53,6 @@ impl Terminal {
             .lines()
             .find(|l| l.get(2..).is_some_and(|rest| rest.starts_with(pane)))
             .map(str::to_owned)
-    }
-}
-
-impl Drop for Terminal {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.name, "kill-server"])
-            .output();
     }
 }
 

@@ -1,39 +1,14 @@
-//! Shared by the real-part server tests (`tests/server.rs`, `tests/persistence.rs`): start the real
-//! `lookout serve` binary in a temp dir, connect to it, wait with deadlines (never fixed sleeps).
+//! A real `lookout serve` for the server tests (`tests/server.rs`, `tests/persistence.rs`, and the
+//! targets that put a client in front of it): started in a temp dir, connected to raw or through the
+//! library's client, stopped or killed on purpose, and the few wire calls most tests need.
 
-#![allow(dead_code, reason = "each test target uses a different subset")]
-
+use super::{LOOKOUT, deadline, wait_until};
 use lookout::server::{Client, ClientError};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
-
-pub const LOOKOUT: &str = env!("CARGO_BIN_EXE_lookout");
-
-/// How long any one wait may take; `LOOKOUT_TEST_DEADLINE_SECS` raises it on a slow machine.
-pub fn deadline() -> Duration {
-    let secs = std::env::var("LOOKOUT_TEST_DEADLINE_SECS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(10);
-    Duration::from_secs(secs)
-}
-
-/// Polls `predicate` until it holds or the deadline passes; then panics with `what` and `last()`.
-pub fn wait_until(what: &str, mut predicate: impl FnMut() -> bool, last: impl Fn() -> String) {
-    let end = Instant::now() + deadline();
-    while !predicate() {
-        assert!(
-            Instant::now() < end,
-            "timed out waiting for {what}\n--- last seen ---\n{}",
-            last()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// A running `lookout serve` in its own temp dir.
 pub struct Served {
