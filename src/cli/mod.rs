@@ -8,6 +8,7 @@ use std::process::ExitCode;
 mod check;
 mod events;
 mod explain;
+mod pty_command;
 mod record;
 mod replay;
 mod report;

@@ -4,12 +4,12 @@
 //! Markers: `Ctrl-]` then `w`/`b`/`i`/`o` (never seen by CMD), or lines appended to `--marker-file`.
 //! Touches the outer terminal, one PTY, the output file and the marker file.
 
+use crate::cli::pty_command::PtyCommand;
 use crate::pty::asciicast::{Header, Writer};
 use crate::pty::passthrough::{self, Options, PaneSink};
 use crate::pty::spawn::{self, ExitStatus, SpawnRequest};
 use crate::pty::terminal;
 use anyhow::Context;
-use std::ffi::OsString;
 use std::fs::File;
 use std::io;
 use std::path::PathBuf;
@@ -18,6 +18,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// Arguments of `lookout record`.
 #[derive(Debug, clap::Args)]
+#[command(mut_arg("command", |arg| arg.help("The command to record, after `--`")))]
 pub struct Args {
     /// Width of the recorded terminal [default: the current terminal's, or 120].
     #[arg(long)]
@@ -34,14 +35,8 @@ pub struct Args {
     /// Lines appended to this file while recording become markers (`echo blocked >> PATH`).
     #[arg(long, value_name = "PATH")]
     marker_file: Option<PathBuf>,
-    /// The command to record, after `--`.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
-    command: Vec<OsString>,
+    #[command(flatten)]
+    child: PtyCommand,
 }
 
 /// Runs `lookout record`: the exit code is the recorded command's (128 + signal if it was killed).
@@ -55,7 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .output
         .unwrap_or_else(|| PathBuf::from(format!("lookout-{started}.cast")));
 
-    let request = SpawnRequest::new(args.command, size);
+    let request = SpawnRequest::new(args.child.command, size);
     let mut header = Header::new(size.cols, size.rows);
     header.timestamp = Some(started);
     header.title = args.title;

@@ -6,12 +6,12 @@
 //! resizes and exit are streamed there by a [`Link`] on a background thread, so a slow or dead server
 //! never touches the session. Touches the outer terminal, one PTY and the server socket.
 
+use crate::cli::pty_command::PtyCommand;
 use crate::cli::watch::embed;
 use crate::cli::watch::link::{self, Link};
 use crate::pty::passthrough::{self, Options, PaneSink};
 use crate::pty::spawn::{self, ExitStatus, SpawnRequest};
 use crate::pty::terminal;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -28,14 +28,8 @@ pub struct Args {
     /// The server's socket ($LOOKOUT_SOCKET) [default: $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
-    /// The command to run, after `--`.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "CMD"
-    )]
-    command: Vec<OsString>,
+    #[command(flatten)]
+    child: PtyCommand,
 }
 
 /// Runs `lookout run`: the exit code is CMD's (128 + signal if it was killed).
@@ -56,11 +50,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let argv: Vec<String> = args
+        .child
         .command
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let mut request = SpawnRequest::new(args.command, size);
+    let mut request = SpawnRequest::new(args.child.command, size);
     request
         .env
         .push(("LOOKOUT_PANE_ID".into(), pane.clone().into()));

@@ -84,42 +84,11 @@ impl Engine {
 
     /// Answers one request (reports and waits are answered later).
     pub fn handle(&mut self, Incoming { id, request, peer }: Incoming) {
+        let request = match into_report(request) {
+            Ok(report) => return self.report(id, Some(peer), report),
+            Err(other) => other,
+        };
         let result = match request {
-            Request::ReportSession(pane, source, session) => {
-                return self.report(
-                    id,
-                    Some(peer),
-                    Report {
-                        pane: pane.into(),
-                        source: source.into(),
-                        body: ReportBody::Session(session),
-                    },
-                );
-            }
-            Request::ReportState(pane, source, seq, state) => {
-                let body = ReportBody::State { seq, state };
-                return self.report(
-                    id,
-                    Some(peer),
-                    Report {
-                        pane: pane.into(),
-                        source: source.into(),
-                        body,
-                    },
-                );
-            }
-            Request::ReportTurnEnd(pane, source, seq, status) => {
-                let body = ReportBody::TurnEnd { seq, status };
-                return self.report(
-                    id,
-                    Some(peer),
-                    Report {
-                        pane: pane.into(),
-                        source: source.into(),
-                        body,
-                    },
-                );
-            }
             Request::Subscribe => {
                 // Registered first, snapshot second, both on this thread: no gap, no duplicate.
                 self.subscribers.push(peer.clone());
@@ -269,26 +238,10 @@ impl Engine {
     }
 
     fn mirrored(&mut self, request: Request) {
-        let (pane, source, body) = match request {
-            Request::ReportSession(p, s, session) => (p, s, ReportBody::Session(session)),
-            Request::ReportState(p, s, seq, state) => (p, s, ReportBody::State { seq, state }),
-            Request::ReportTurnEnd(p, s, seq, status) => {
-                (p, s, ReportBody::TurnEnd { seq, status })
-            }
-            other => {
-                eprintln!("lookout: mirror file entry ignored: {other:?}");
-                return;
-            }
-        };
-        self.report(
-            Value::Null,
-            None,
-            Report {
-                pane: Arc::from(pane),
-                source: Arc::from(source),
-                body,
-            },
-        );
+        match into_report(request) {
+            Ok(report) => self.report(Value::Null, None, report),
+            Err(other) => eprintln!("lookout: mirror file entry ignored: {other:?}"),
+        }
     }
 
     fn persist(&mut self, events: &[Event]) {
@@ -325,4 +278,24 @@ impl Engine {
             eprintln!("lookout: {e}");
         }
     }
+}
+
+/// The `report.*` requests as the `Report` the world takes (the socket and mirror files send the
+/// same three); any other request is handed back.
+#[allow(
+    clippy::result_large_err,
+    reason = "the Err is the caller's own request handed straight back, not a new value to box"
+)]
+fn into_report(request: Request) -> Result<Report, Request> {
+    let (pane, source, body) = match request {
+        Request::ReportSession(p, s, session) => (p, s, ReportBody::Session(session)),
+        Request::ReportState(p, s, seq, state) => (p, s, ReportBody::State { seq, state }),
+        Request::ReportTurnEnd(p, s, seq, status) => (p, s, ReportBody::TurnEnd { seq, status }),
+        other => return Err(other),
+    };
+    Ok(Report {
+        pane: Arc::from(pane),
+        source: Arc::from(source),
+        body,
+    })
 }

@@ -5,7 +5,9 @@
 use super::wait_until;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// A PTY whose far end runs `argv`, its output collected by a reader thread.
 pub struct Outer {
@@ -13,6 +15,8 @@ pub struct Outer {
     pub writer: Box<dyn Write + Send>,
     pub child: Box<dyn Child + Send + Sync>,
     pub output: Arc<Mutex<Vec<u8>>>,
+    /// Set when the reader thread has seen the end of the output.
+    drained: Arc<AtomicBool>,
 }
 
 impl Outer {
@@ -37,6 +41,8 @@ impl Outer {
         let writer = pair.master.take_writer().expect("outer writer");
         let output = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&output);
+        let drained = Arc::new(AtomicBool::new(false));
+        let seen_end = Arc::clone(&drained);
         std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = reader.read(&mut buf) {
@@ -47,12 +53,14 @@ impl Outer {
                     .expect("output lock")
                     .extend_from_slice(&buf[..n]);
             }
+            seen_end.store(true, Ordering::Release);
         });
         Outer {
             master: pair.master,
             writer,
             child,
             output,
+            drained,
         }
     }
 
@@ -87,7 +95,8 @@ impl Outer {
             .expect("resize the outer PTY");
     }
 
-    /// Waits for the far end to exit and returns its exit code.
+    /// Waits for the far end to exit and returns its exit code, once its last output is collected
+    /// (the exit can be seen before the reader thread has read the final bytes).
     pub fn wait_exit(&mut self) -> u32 {
         let mut code = None;
         let child = &mut self.child;
@@ -103,6 +112,11 @@ impl Outer {
             },
             || text_of(output),
         );
+        // Not an assert: a grandchild may keep the PTY open; then the output so far is all there is.
+        let end = Instant::now() + super::deadline();
+        while !self.drained.load(Ordering::Acquire) && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         code.unwrap_or(u32::MAX)
     }
 }
