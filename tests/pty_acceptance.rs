@@ -3,6 +3,8 @@
 //! states a person would see are checked. The agent is a shell script named `fakeagent`, so it is
 //! identified from its argv like a real CLI.
 
+mod support;
+
 use lookout::components::LifecycleState::{self, *};
 use lookout::manifest::Catalog;
 use lookout::panes;
@@ -10,11 +12,13 @@ use lookout::pty::spawn::{SpawnRequest, Spawned, spawn};
 use lookout::pty::terminal::WindowSize;
 use lookout::report::{Answer, Report, ReportBody, ReportedState};
 use lookout::resources::{Clock, EventOutbox, ProcessEvent};
+use std::cell::RefCell;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant, SystemTime};
+use support::wait_until;
 
 const RULES: &str = r#"
 kind = "fakeagent"
@@ -58,13 +62,6 @@ while IFS= read -r cmd; do
 done
 "#;
 
-fn wait_secs() -> u64 {
-    std::env::var("LOOKOUT_TEST_WAIT_SECS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10)
-}
-
 struct Agent {
     world: bevy_ecs::world::World,
     spawned: Spawned,
@@ -80,6 +77,21 @@ fn write_agent(dir: &Path) -> PathBuf {
     path
 }
 
+/// Moves the agent's output onto a channel, read by a thread of its own, for `tick` to drain.
+fn pump(spawned: &mut Spawned) -> Receiver<Vec<u8>> {
+    let (tx, output) = channel();
+    let mut reader = std::mem::replace(&mut spawned.reader, Box::new(std::io::empty()));
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    output
+}
+
 impl Agent {
     fn start(dir: &Path, rules: &str, report_process: bool) -> Agent {
         let (catalog, errors) = Catalog::load([("fake.toml", rules)]);
@@ -88,16 +100,7 @@ impl Agent {
         let pane = "pty";
         panes::open_pane(&mut world, pane, 24, 80, None, None).expect("open");
         let mut spawned = Agent::spawn(dir);
-        let (tx, output) = channel();
-        let mut reader = std::mem::replace(&mut spawned.reader, Box::new(std::io::empty()));
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buf) {
-                if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
+        let output = pump(&mut spawned);
         let mut agent = Agent {
             world,
             spawned,
@@ -114,6 +117,13 @@ impl Agent {
         let argv = vec![write_agent(dir).into_os_string()];
         spawn(&SpawnRequest::new(argv, WindowSize { cols: 80, rows: 24 }))
             .expect("spawn fake agent")
+    }
+
+    /// Starts the agent again after it exited, as a new process in the same pane, and reports it.
+    fn restart(&mut self, dir: &Path) {
+        self.spawned = Agent::spawn(dir);
+        self.output = pump(&mut self.spawned);
+        self.started(dir);
     }
 
     /// Reports the start the way a pane source does: with the argv it spawned.
@@ -135,27 +145,43 @@ impl Agent {
         self.spawned.writer.flush().expect("flush");
     }
 
-    /// Pumps output into the world and ticks with the real clock until `done` holds.
+    /// Pumps output into the world and ticks with the real clock until `done(state, screen)` holds.
+    fn poll(
+        &mut self,
+        what: &str,
+        mut done: impl FnMut(&panes::PaneState, &str) -> bool,
+    ) -> panes::PaneState {
+        let mut reached = None;
+        // Written by the poll, read by the timeout message: both closures live at once.
+        let seen = RefCell::new(String::new());
+        wait_until(
+            what,
+            || {
+                self.tick();
+                let state = panes::state(&self.world, self.pane).expect("pane");
+                let screen = panes::screen_text(&self.world, self.pane).unwrap_or_default();
+                let ok = done(&state, &screen);
+                *seen.borrow_mut() = format!("state {state:?}\nscreen:\n{screen}");
+                reached = ok.then_some(state);
+                ok
+            },
+            || seen.borrow().clone(),
+        );
+        reached.expect("wait_until returns only once the poll said done")
+    }
+
     fn wait_until(
         &mut self,
         what: &str,
         mut done: impl FnMut(&panes::PaneState) -> bool,
     ) -> panes::PaneState {
-        let deadline = Instant::now() + Duration::from_secs(wait_secs());
-        loop {
-            self.tick();
-            let state = panes::state(&self.world, self.pane).expect("pane");
-            if done(&state) {
-                return state;
-            }
-            if Instant::now() > deadline {
-                let screen = panes::screen_text(&self.world, self.pane).unwrap_or_default();
-                panic!(
-                    "timed out waiting for {what}; last state {state:?}; last screen:\n{screen}"
-                );
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        self.poll(what, |state, _| done(state))
+    }
+
+    fn wait_for_screen(&mut self, needle: &str) {
+        self.poll(&format!("{needle:?} on the screen"), |_, screen| {
+            screen.contains(needle)
+        });
     }
 
     fn tick(&mut self) {
@@ -214,18 +240,7 @@ fn a_denied_prompt_goes_idle_and_a_quoted_prompt_is_not_blocked() {
     assert!(!s.input_required && !s.unread, "{s:?}");
     a.send("quote");
     // The quoted question is above the live prompt: it must not read as blocked.
-    let deadline = Instant::now() + Duration::from_secs(wait_secs());
-    while !panes::screen_text(&a.world, "pty")
-        .unwrap_or_default()
-        .contains("ok.")
-    {
-        assert!(
-            Instant::now() < deadline,
-            "the quote never reached the screen"
-        );
-        a.tick();
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    a.wait_for_screen("ok.");
     for _ in 0..5 {
         a.tick();
         let s = panes::state(&a.world, "pty").expect("pane");
@@ -287,19 +302,7 @@ fn hooks_dominate_until_a_new_process() {
     panes::process(&mut a.world, "pty", ProcessEvent::Exited).expect("pane");
     let s = a.wait_until("departure", |s| s.lifecycle == Idle);
     assert_eq!(s.cause.as_deref(), Some("process:exited"));
-    a.spawned = Agent::spawn(dir.path());
-    let (tx, rx) = channel();
-    let mut reader = std::mem::replace(&mut a.spawned.reader, Box::new(std::io::empty()));
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 4096];
-        while let Ok(n) = reader.read(&mut buf) {
-            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
-                break;
-            }
-        }
-    });
-    a.output = rx;
-    a.started(dir.path());
+    a.restart(dir.path());
     a.send("ask");
     let s = a.lifecycle_until(Blocked);
     assert!(!s.hooked && s.generation == 2, "{s:?}");
