@@ -128,7 +128,7 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
     );
     assert!(
         term.row("test:working")
-            .is_some_and(|r| r.contains("screen:interrupt-hint"))
+            .is_some_and(|r| r.contains("screen:status-line"))
     );
     // The board attached the tmux server it runs in: its own pane is a row too.
     wait_until(
