@@ -8,7 +8,11 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("cline.toml", include_str!("../../manifests/cline.toml")),
     ("codex.toml", include_str!("../../manifests/codex.toml")),
     ("copilot.toml", include_str!("../../manifests/copilot.toml")),
-    ("cursor-agent.toml", include_str!("../../manifests/cursor-agent.toml")),
+    ("crush.toml", include_str!("../../manifests/crush.toml")),
+    (
+        "cursor-agent.toml",
+        include_str!("../../manifests/cursor-agent.toml"),
+    ),
     ("droid.toml", include_str!("../../manifests/droid.toml")),
     ("gemini.toml", include_str!("../../manifests/gemini.toml")),
     ("generic.toml", include_str!("../../manifests/generic.toml")),
@@ -16,7 +20,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("grok.toml", include_str!("../../manifests/grok.toml")),
     ("kimi.toml", include_str!("../../manifests/kimi.toml")),
     ("kiro.toml", include_str!("../../manifests/kiro.toml")),
-    ("opencode.toml", include_str!("../../manifests/opencode.toml")),
+    (
+        "opencode.toml",
+        include_str!("../../manifests/opencode.toml"),
+    ),
     ("pi.toml", include_str!("../../manifests/pi.toml")),
     ("qwen.toml", include_str!("../../manifests/qwen.toml")),
 ];
