@@ -88,7 +88,16 @@ def text_of(content):
 def choose(text, has_tools):
     # only the start of the user's own text: clients append boilerplate (aider's edit-format reminder
     # mentions "quotes", Claude Code prepends <system-reminder> blocks)
-    t = re.sub(r"(?s)<system-reminder>.*?</system-reminder>", "", text or "").strip().lower()[:200]
+    full = re.sub(r"(?s)<system-reminder>.*?</system-reminder>", "", text or "").strip()
+    t = full
+    while True:  # leading context blocks (Gemini CLI's <session_context>, Codex's <environment_context>)
+        m = re.match(r"(?s)\s*<([A-Za-z_-]+)>.*?</\1>\s*", t)
+        if not m:
+            break
+        t = t[m.end():]
+    lines = [ln for ln in (t.strip() or full).split("\n")
+             if ln.strip() and not re.fullmatch(r"\s*</?[A-Za-z_-]+>\s*", ln)]
+    t = (lines[0] if lines else "").lower()[:200]  # the first line of the user's own text
     if not has_tools:
         return "quick"
     if "slow" in t:
