@@ -275,6 +275,18 @@ class Agent:
     def argv(self):
         raise NotImplementedError
 
+    def version(self):
+        """The CLI's version (first version-looking token of `--version`), for the recording title."""
+        argv = self.argv()
+        exe = [a for a in argv if a.startswith("/") and os.path.basename(a) not in ("sh", "bash")]
+        try:
+            out = subprocess.run([exe[0], "--version"], capture_output=True, text=True, timeout=60,
+                                 env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": HOME}).stdout
+        except Exception:
+            return "?"
+        m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)", out)
+        return m.group(1) if m else "?"
+
     def before(self, pane):
         """Dismiss first-run screens until the idle prompt shows (and start-up has settled)."""
         pane.wait(self.ready, self.startup_timeout, what="ready", quiet=self.settle)
@@ -700,7 +712,9 @@ def run_case(agent, case, args):
         inner = argv
     else:
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        inner = [args.lookout, "record", "--cols", str(cols), "--rows", str(rows), "-o", out, "--"] + argv
+        title = "%s %s %s %dx%d" % (agent.kind, agent.version(), case, cols, rows)
+        inner = [args.lookout, "record", "--cols", str(cols), "--rows", str(rows), "-o", out,
+                 "--title", title, "--"] + argv
     cmd = "cd %s && exec env -i %s %s" % (
         PROJECT, " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in sorted(env.items())),
         " ".join(shlex.quote(x) for x in inner))
