@@ -325,6 +325,8 @@ class Agent:
 
 class Claude(Agent):
     kind = "claude"
+    cases = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote",
+             "background", "subagent"]
     ready = r"^❯\s*$"
     busy_title = r"^[\u2801-\u28ff]"
     busy_lines = 3
@@ -645,7 +647,34 @@ def sc_quote(a, p):
     p.mark("i")
 
 
-SCENARIOS = {"quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+def sc_background(a, p):
+    """Claude: a background shell outlives the turn; its footer counts as working until it ends."""
+    p.mark("i")
+    p.type("run a background task", enter_key=a.submit)
+    p.wait(r"\d+ shells? still running", 30, what="bg-running")
+    p.wait(r"^\s*\d+ shells? ·", 10, what="bg-footer", quiet=1.0)
+    p.mark("w")
+    time.sleep(1.5)
+    p.mark("w")
+    p.wait(r"Background command .* completed", 40, what="bg-done")
+    a.is_idle(p)
+    p.mark("i")
+
+
+def sc_subagent(a, p):
+    """Claude: a sub-agent streams slowly; the agent rows under the footer must not hide working."""
+    p.mark("i")
+    p.type("use a sub agent for this", enter_key=a.submit)
+    p.wait(r"general-purpose\s+Slow helper", 30, what="subagent-row")
+    p.mark("w")
+    time.sleep(1.5)
+    p.mark("w")
+    p.wait(r"Done \(\d+ tool uses?", 40, what="subagent-done")
+    a.is_idle(p)
+    p.mark("i")
+
+
+SCENARIOS = {"background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 

@@ -23,6 +23,8 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "write"         -> a file write tool call (notes.txt) when a write tool is offered
   contains "quote a"       -> an answer that QUOTES permission prompts of several agents as prose
                               (a live-prompt rule must not fire on it)
+  contains "background"    -> (Anthropic) Bash `sleep 25` with run_in_background (a background task)
+  contains "sub" + "agent" -> (Anthropic) the Agent/Task tool with a sub-agent asked for a slow answer
   otherwise                -> --scenario (default "short": a one-line answer)
 When the last turn is a tool result (tool_result / role tool / function_call_output /
 functionResponse), the answer is a short final text ("Done: ..."). Requests without tools
@@ -104,6 +106,10 @@ def choose(text, has_tools):
         return "slow"
     if "quote a" in t:
         return "quote"
+    if "background" in t:
+        return "bg"
+    if "agent" in t and "sub" in t:
+        return "subagent"
     if "perm" in t or re.search(r"\brun\b", t):
         return "perm"
     if "write" in t:
@@ -414,6 +420,17 @@ class Handler(BaseHTTPRequestHandler):
             blocks.append(("slow", None))
         elif scen == "quote":
             blocks.append(("text", QUOTE))
+        elif scen == "bg" and any(n == "Bash" for n, _ in tools):
+            blocks.append(("text", "I will start a long command in the background."))
+            blocks.append(("tool", "Bash", {"command": "sleep 25", "description": "Wait 25 s in the background",
+                                            "run_in_background": True}))
+            stop = "tool_use"
+        elif scen == "subagent" and any(n in ("Agent", "Task") for n, _ in tools):
+            name = "Agent" if any(n == "Agent" for n, _ in tools) else "Task"
+            blocks.append(("text", "I will hand this to a sub-agent."))
+            blocks.append(("tool", name, {"description": "Slow helper", "subagent_type": "general-purpose",
+                                          "prompt": "please give me a slow answer"}))
+            stop = "tool_use"
         elif scen in ("perm", "write"):
             if scen == "write" and any(n == "Write" for n, _ in tools):
                 name, inp = "Write", {"file_path": "notes.txt", "content": "mock notes\n"}
