@@ -34,7 +34,11 @@ Cases (not every kind has every case; see CASES)
   interrupt a slow answer interrupted with Esc (or Ctrl-C)     w, i
   small     the permission flow at 80x24                       b, i
   quote     an answer that quotes permission prompts as prose   i (must not read as blocked)
-No network but 127.0.0.1: the mock is the only endpoint configured; telemetry/update checks are off.
+No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
+only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
+DNS lookups some CLIs try (opencode's models list, codex's sign-in screen, aider's price map) fail
+locally instead of leaving the machine. The mock is the only endpoint configured; telemetry and update
+checks are also switched off in each CLI's config. `--no-netns` turns the isolation off.
 """
 import argparse
 import json
@@ -244,6 +248,9 @@ def wjson(path, obj):
         json.dump(obj, f, indent=2)
 
 
+CASES_ALL = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
+
+
 class Agent:
     """Per-kind knowledge. Subclasses set the regexes the harness waits for."""
     kind = None
@@ -287,6 +294,11 @@ class Agent:
         m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)", out)
         return m.group(1) if m else "?"
 
+    signin = None         # regex of the first-run / sign-in screen shown without configuration
+
+    def setup_signin(self, env, port):
+        """Configure nothing: the CLI shows its first-run / sign-in screen (must read as no state)."""
+
     def before(self, pane):
         """Dismiss first-run screens until the idle prompt shows (and start-up has settled)."""
         pane.wait(self.ready, self.startup_timeout, what="ready", quiet=self.settle)
@@ -325,8 +337,7 @@ class Agent:
 
 class Claude(Agent):
     kind = "claude"
-    cases = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote",
-             "background", "subagent"]
+    cases = CASES_ALL + ["background", "subagent"]
     ready = r"^❯\s*$"
     busy_title = r"^[\u2801-\u28ff]"
     busy_lines = 3
@@ -346,12 +357,16 @@ class Claude(Agent):
             "projects": {PROJECT: {"hasTrustDialogAccepted": True, "allowedTools": [],
                                    "hasCompletedProjectOnboarding": True}}})
 
+    # no "signin" case: without the pre-seeded onboarding, the first run checks connectivity to the
+    # vendor's API host before showing anything (seen: "Unable to connect to Anthropic services").
+
     def argv(self):
         return [self.bin + "/claude"]
 
 
 class Codex(Agent):
     kind = "codex"
+    cases = CASES_ALL + ["signin"]
     ready = r"^› "
     busy_title = r"^[\u2801-\u28ff]|Action Required"
     busy_lines = 4
@@ -396,12 +411,22 @@ trust_level = "trusted"
         # shortcut hint appears
         pane.wait(r"for shortcuts", self.startup_timeout, what="ready", quiet=1.0)
 
+    signin = r"Sign in with ChatGPT|Provide your own API key"
+
+    def setup_signin(self, env, port):
+        env.update({"CODEX_HOME": HOME + "/.codex"})
+        os.makedirs(HOME + "/.codex", exist_ok=True)
+        with open(HOME + "/.codex/config.toml", "w") as f:
+            f.write('check_for_update_on_startup = false\n[analytics]\nenabled = false\n'
+                    '[feedback]\nenabled = false\n[projects."%s"]\ntrust_level = "trusted"\n' % PROJECT)
+
     def argv(self):
         return [self.bin + "/codex"]
 
 
 class Gemini(Agent):
     kind = "gemini"
+    cases = CASES_ALL + ["signin"]
     busy_lines = 9
     slow_seconds = 4.0
     ready = r"Type your message"
@@ -423,6 +448,16 @@ class Gemini(Agent):
             "ide": {"enabled": False, "hasSeenNudge": True},
             "model": {"name": "gemini-2.5-pro"},
             "ui": {"hideTips": True}})
+
+    signin = r"How would you like to authenticate|Login with Google"
+
+    def setup_signin(self, env, port):
+        env.update({"GEMINI_TELEMETRY_ENABLED": "false"})
+        wjson(HOME + "/.gemini/settings.json", {
+            "security": {"folderTrust": {"enabled": False}},
+            "privacy": {"usageStatisticsEnabled": False}, "telemetry": {"enabled": False},
+            "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "enableAutoUpdate": False},
+            "ide": {"enabled": False, "hasSeenNudge": True}})
 
     def argv(self):
         return [self.bin + "/gemini"]
@@ -647,6 +682,14 @@ def sc_quote(a, p):
     p.mark("i")
 
 
+def sc_signin(a, p):
+    """First run without configuration: a sign-in / onboarding wall that is neither state."""
+    p.wait(a.signin, a.startup_timeout, what="signin", quiet=a.settle)
+    p.mark("o")
+    time.sleep(1.5)
+    p.mark("o")
+
+
 def sc_background(a, p):
     """Claude: a background shell outlives the turn; its footer counts as working until it ends."""
     p.mark("i")
@@ -674,7 +717,7 @@ def sc_subagent(a, p):
     p.mark("i")
 
 
-SCENARIOS = {"background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+SCENARIOS = {"signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 
@@ -734,9 +777,14 @@ def run_case(agent, case, args):
     mock = Mock(dump=args.dump, slow_seconds=agent.slow_seconds)
     env = fresh_home()
     env["LOOKOUT_CAPTURE"] = "1"
-    agent.setup(env, mock.port)
+    if case == "signin":
+        agent.setup_signin(env, mock.port)
+    else:
+        agent.setup(env, mock.port)
     argv = agent.argv()
     out = os.path.join(args.out, agent.kind, case + ".cast")
+    if args.strace:  # check once per CLI that it only connects to 127.0.0.1 (and unix sockets)
+        argv = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", args.strace] + argv
     if explore:
         inner = argv
     else:
@@ -752,7 +800,8 @@ def run_case(agent, case, args):
     ok = False
     try:
         pane.start(cmd, cols, rows)
-        agent.before(pane)
+        if case != "signin":
+            agent.before(pane)
         SCENARIOS[case](agent, pane)
         ok = True
     except Exception as e:  # noqa
@@ -779,6 +828,19 @@ def run_case(agent, case, args):
     return ok, pane.marks
 
 
+def enter_netns():
+    """Re-exec this harness inside a new network namespace that has only loopback, so neither the
+    CLIs nor their update checks / model-list fetches / DNS lookups can reach anything but the mock."""
+    if os.environ.get("LOOKOUT_CAPTURE_NETNS") == "1" or not shutil.which("unshare"):
+        return
+    # a tmux server started outside the namespace would be reused: end ours first
+    subprocess.run(["tmux", "-L", SOCK, "kill-server"], capture_output=True)
+    env = dict(os.environ, LOOKOUT_CAPTURE_NETNS="1")
+    inner = "ip link set lo up && exec %s" % " ".join(shlex.quote(a) for a in [sys.executable] + sys.argv)
+    r = subprocess.run(["unshare", "-n", "sh", "-c", inner], env=env)
+    sys.exit(r.returncode)
+
+
 def main():
     ap = argparse.ArgumentParser(description="live capture harness (see the module docstring)")
     ap.add_argument("mode", choices=["record", "explore", "list", "start"])
@@ -789,7 +851,12 @@ def main():
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "fixtures"))
     ap.add_argument("--dump", help="mock: save request bodies here")
     ap.add_argument("--keep", action="store_true")
+    ap.add_argument("--strace", metavar="FILE", help="run the CLI under strace -e connect (explore only)")
+    ap.add_argument("--no-netns", action="store_true",
+                    help="do not isolate the run in a loopback-only network namespace")
     args = ap.parse_args()
+    if not args.no_netns and args.mode != "list":
+        enter_netns()
     if args.mode == "list":
         for k, c in AGENTS.items():
             print(k, " ".join(getattr(c, "cases", CASES)))
