@@ -34,6 +34,9 @@ Cases (not every kind has every case; see CASES)
   interrupt a slow answer interrupted with Esc (or Ctrl-C)     w, i
   small     the permission flow at 80x24                       b, i
   quote     an answer that quotes permission prompts as prose   i (must not read as blocked)
+  signin    (codex, gemini) no configuration: the sign-in wall  o (neither working nor blocked)
+  background (claude) a background shell outlives the turn      i, w (footer "1 shell"), i
+  subagent  (claude) a sub-agent streams slowly                 i, w, i
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
 DNS lookups some CLIs try (opencode's models list, codex's sign-in screen, aider's price map) fail

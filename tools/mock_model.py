@@ -23,7 +23,9 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "write"         -> a file write tool call (notes.txt) when a write tool is offered
   contains "quote a"       -> an answer that QUOTES permission prompts of several agents as prose
                               (a live-prompt rule must not fire on it)
-  contains "background"    -> (Anthropic) Bash `sleep 25` with run_in_background (a background task)
+  contains "background"    -> a long command left running in the background: Anthropic Bash `sleep 25`
+                              with run_in_background; elsewhere the shell tool with `sleep 20` and its
+                              background flag (is_background / yield_time_ms) when the schema has one
   contains "sub" + "agent" -> (Anthropic) the Agent/Task tool with a sub-agent asked for a slow answer
   otherwise                -> --scenario (default "short": a one-line answer)
 When the last turn is a tool result (tool_result / role tool / function_call_output /
@@ -44,6 +46,7 @@ COUNTER = [0]
 LOCK = threading.Lock()
 
 SHELL_CMD = "touch approved.txt"
+BG_CMD = "sleep 20"
 SLOW_LINES = [
     "Here is a slow, carefully streamed answer so that the working state stays visible.",
     "First, the mock model considers the question from a few angles.",
@@ -270,6 +273,26 @@ def plan_tool(tools, scenario):
         t = pick_tool(tools, SHELL_NAMES, ["shell", "bash", "exec", "command", "terminal"])
         if t:
             return t[0], args_for(t[0], t[1], "shell")
+    if scenario == "bg":  # a long command left running in the background (no escalation asked)
+        t = pick_tool(tools, SHELL_NAMES, ["shell", "bash", "exec", "command", "terminal"])
+        if t:
+            a = args_for(t[0], t[1], "shell")
+            props = (t[1] or {}).get("properties") or {}
+            for k in list(a):
+                if isinstance(a[k], str) and a[k] == SHELL_CMD:
+                    a[k] = BG_CMD
+                elif isinstance(a[k], list) and SHELL_CMD in a[k]:
+                    a[k] = [BG_CMD if x == SHELL_CMD else x for x in a[k]]
+                elif k in ("justification", "description"):
+                    a[k] = "Wait 20 s in the background."
+            a.pop("sandbox_permissions", None)
+            a.pop("justification", None)
+            for k in props:
+                if k.lower() in ("run_in_background", "is_background", "background"):
+                    a[k] = True
+                elif k.lower() == "yield_time_ms":
+                    a[k] = 1000
+            return t[0], a
     return None
 
 
@@ -533,6 +556,9 @@ class Handler(BaseHTTPRequestHandler):
             slow = True
         elif scen == "quote":
             text = QUOTE
+        elif scen == "bg" and tools:
+            call = plan_tool(tools, "bg")
+            text = "I will start a long command in the background."
         elif scen in ("perm", "write"):
             if aider:
                 text = ("I will run a command that needs your permission.\n\n```bash\n%s\n```\n" % SHELL_CMD)
@@ -645,6 +671,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scen in ("perm", "write"):
             call = plan_tool(tools, "perm")
             text = "I will run a command that needs your permission."
+        elif scen == "bg":
+            call = plan_tool(tools, "bg")
+            text = "I will start a long command in the background."
         else:
             text = short_answer(last_user)
 
@@ -735,6 +764,9 @@ class Handler(BaseHTTPRequestHandler):
             slow = True
         elif scen == "quote":
             text = QUOTE
+        elif scen == "bg":
+            call = plan_tool(tools, "bg")
+            text = "I will start a long command in the background."
         elif scen in ("perm", "write"):
             call = plan_tool(tools, scen)
             text = "I will run a command that needs your permission."
