@@ -532,9 +532,12 @@ class Cline(Agent):
     def before(self, pane):
         t = pane.wait(self.ready + r"|any other key to close", self.startup_timeout, what="ready")
         deadline = time.time() + 30
+        keys = ["Escape", "Right", "Escape", "Left"]  # non-printing keys: nothing lands in the prompt
+        n = 0
         while "any other key to close" in t and time.time() < deadline:  # start-up announcement popup
             time.sleep(1.0)
-            pane.keys("Escape")
+            pane.keys(keys[n % len(keys)])
+            n += 1
             time.sleep(1.0)
             t = pane.text()
         pane.wait(self.ready, 20, what="ready", quiet=self.settle)
