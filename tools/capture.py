@@ -35,7 +35,7 @@ Cases (not every kind has every case; see CASES)
   small     the permission flow at 80x24                       b, i
   quote     an answer that quotes permission prompts as prose   i (must not read as blocked)
   signin    (codex, gemini) no configuration: the sign-in wall  o (neither working nor blocked)
-  background (claude) a background shell outlives the turn      i, w (footer "1 shell"), i
+  background (claude, codex) a background command outlives the turn: i, w (its footer row), i
   subagent  (claude) a sub-agent streams slowly                 i, w, i
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
@@ -298,6 +298,8 @@ class Agent:
         return m.group(1) if m else "?"
 
     signin = None         # regex of the first-run / sign-in screen shown without configuration
+    bg_running = None     # the footer row while a background command runs (case "background")
+    bg_done = None        # what shows when it ended (None: bg_running goes away)
 
     def setup_signin(self, env, port):
         """Configure nothing: the CLI shows its first-run / sign-in screen (must read as no state)."""
@@ -341,6 +343,8 @@ class Agent:
 class Claude(Agent):
     kind = "claude"
     cases = CASES_ALL + ["background", "subagent"]
+    bg_running = r"^\s*\d+ shells? ·"
+    bg_done = r"Background command .* completed"
     ready = r"^❯\s*$"
     busy_title = r"^[\u2801-\u28ff]"
     busy_lines = 3
@@ -369,7 +373,8 @@ class Claude(Agent):
 
 class Codex(Agent):
     kind = "codex"
-    cases = CASES_ALL + ["signin"]
+    cases = CASES_ALL + ["signin", "background"]
+    bg_running = r"^\s*\d+ background terminals? running"
     ready = r"^› "
     busy_title = r"^[\u2801-\u28ff]|Action Required"
     busy_lines = 4
@@ -697,15 +702,17 @@ def sc_signin(a, p):
 
 
 def sc_background(a, p):
-    """Claude: a background shell outlives the turn; its footer counts as working until it ends."""
+    """A background command outlives the turn; its footer counts as working until it ends."""
     p.mark("i")
     p.type("run a background task", enter_key=a.submit)
-    p.wait(r"\d+ shells? still running", 30, what="bg-running")
-    p.wait(r"^\s*\d+ shells? ·", 10, what="bg-footer", quiet=1.0)
+    p.wait(a.bg_running, 30, what="bg-running", quiet=1.0, lines=8)
     p.mark("w")
     time.sleep(1.5)
     p.mark("w")
-    p.wait(r"Background command .* completed", 40, what="bg-done")
+    if a.bg_done:
+        p.wait(a.bg_done, 40, what="bg-done")
+    else:
+        p.wait(a.bg_running, 40, gone=True, what="bg-gone", lines=8)
     a.is_idle(p)
     p.mark("i")
 
