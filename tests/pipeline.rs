@@ -575,3 +575,38 @@ fn title_and_progress_regions_come_from_osc_sequences() {
     h.tick();
     assert_eq!(h.lifecycle("t"), Blocked);
 }
+
+#[test]
+fn codex_notify_ends_a_turn_without_freezing_the_pane() {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut h = Harness {
+        world: lookout::world(Arc::new(catalog)),
+        ticket_answers: Vec::new(),
+        events: Vec::new(),
+    };
+    h.open("p", None);
+    h.start("p", "codex");
+    let working = "\x1b]0;⠴ fix tests | project\x07\x1b[2J\x1b[H• Working (3s • esc to interrupt)\r\n\r\n› Ask Codex to do anything";
+    let idle = "\x1b]0;project\x07\x1b[2J\x1b[HWorked for 9s\r\n\r\n› Ask Codex to do anything\r\n  ? for shortcuts";
+    panes::feed(&mut h.world, "p", working.as_bytes()).expect("pane");
+    h.tick();
+    assert_eq!(h.lifecycle("p"), Working);
+    // The turn ends: the composer is back and notify reports done in the same moment.
+    panes::feed(&mut h.world, "p", idle.as_bytes()).expect("pane");
+    h.report("cli:codex", session());
+    let done = h.report("cli:codex", state(1, ReportedState::Done));
+    h.tick();
+    assert_eq!(h.answer(done), Some(&Answer::Applied { changed: true }));
+    assert_eq!(
+        (h.lifecycle("p"), h.state("p").unread),
+        (Done, true),
+        "done at once, no settle wait"
+    );
+    h.tick();
+    assert_eq!(h.lifecycle("p"), Done, "the idle screen agrees");
+    // The next turn is read from the screen again: evidence, not a latch.
+    panes::feed(&mut h.world, "p", working.as_bytes()).expect("pane");
+    h.tick();
+    assert_eq!(h.lifecycle("p"), Working);
+}
