@@ -35,7 +35,8 @@ Cases (not every kind has every case; see CASES)
   small     the permission flow at 80x24                       b, i
   quote     an answer that quotes permission prompts as prose   i (must not read as blocked)
   signin    (codex, gemini) no configuration: the sign-in wall  o (neither working nor blocked)
-  background (claude, codex) a background command outlives the turn: i, w (its footer row), i
+  background (claude, codex, gemini) a background command outlives the turn:
+            i, [b if it asks first], w (its footer row), i
   subagent  (claude) a sub-agent streams slowly                 i, w, i
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
@@ -434,7 +435,8 @@ trust_level = "trusted"
 
 class Gemini(Agent):
     kind = "gemini"
-    cases = CASES_ALL + ["signin"]
+    cases = CASES_ALL + ["signin", "background"]
+    bg_running = r"\d+ Background process(es)?\s*$"
     busy_lines = 9
     slow_seconds = 4.0
     ready = r"Type your message"
@@ -705,7 +707,11 @@ def sc_background(a, p):
     """A background command outlives the turn; its footer counts as working until it ends."""
     p.mark("i")
     p.type("run a background task", enter_key=a.submit)
-    p.wait(a.bg_running, 30, what="bg-running", quiet=1.0, lines=8)
+    t = p.wait(a.bg_running + "|" + a.dialog, 30, what="bg-running", quiet=1.0, lines=8)
+    if re.search(a.dialog, bottom(t, a.dialog_lines), re.M):  # the CLI asks before starting it
+        p.mark("b")
+        p.keys(*a.approve)
+        p.wait(a.bg_running, 30, what="bg-running", quiet=1.0, lines=8)
     p.mark("w")
     time.sleep(1.5)
     p.mark("w")
