@@ -35,7 +35,7 @@ Cases (not every kind has every case; see CASES)
   small     the permission flow at 80x24                       b, i
   quote     an answer that quotes permission prompts as prose   i (must not read as blocked)
   signin    (codex, gemini) no configuration: the sign-in wall  o (neither working nor blocked)
-  background (claude, codex, gemini) a background command outlives the turn:
+  background (claude, codex, gemini, qwen) a background command outlives the turn:
             i, [b if it asks first], w (its footer row), i
   subagent  (claude) a sub-agent streams slowly                 i, w, i
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
@@ -475,6 +475,9 @@ class Gemini(Agent):
 
 class Qwen(Agent):
     kind = "qwen"
+    cases = CASES_ALL + ["background"]
+    bg_running = r"for shortcuts · \d+ shells?"
+    bg_done = r"for shortcuts · \d+ tasks? done"
     ready = r"Type your message"
     busy = r"esc to cancel"
     dialog = r"Allow execution|Apply this change\?|Allow once|Yes, allow once"
