@@ -38,6 +38,7 @@ Cases (not every kind has every case; see CASES)
   background (claude, codex, gemini, qwen) a background command outlives the turn:
             i, [b if it asks first], w (its footer row), i
   subagent  (claude) a sub-agent streams slowly                 i, w, i
+  ask       (claude) the agent asks a multiple-choice question  i, b, i
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
 DNS lookups some CLIs try (opencode's models list, codex's sign-in screen, aider's price map) fail
@@ -343,7 +344,7 @@ class Agent:
 
 class Claude(Agent):
     kind = "claude"
-    cases = CASES_ALL + ["background", "subagent"]
+    cases = CASES_ALL + ["background", "subagent", "ask"]
     bg_running = r"^\s*\d+ shells? ·"
     bg_done = r"Background command .* completed"
     ready = r"^❯\s*$"
@@ -726,6 +727,20 @@ def sc_background(a, p):
     p.mark("i")
 
 
+def sc_ask(a, p):
+    """Claude: the agent asks the user a multiple-choice question (AskUserQuestion): blocked."""
+    p.mark("i")
+    p.type("ask me a question first", enter_key=a.submit)
+    p.wait(r"^\s*Enter to select ·", 30, what="question", quiet=0.8, lines=2)
+    p.mark("b")
+    time.sleep(1.0)
+    p.mark("b")
+    p.keys("Enter")
+    p.wait(a.final, 30, what="final")
+    a.is_idle(p)
+    p.mark("i")
+
+
 def sc_subagent(a, p):
     """Claude: a sub-agent streams slowly; the agent rows under the footer must not hide working."""
     p.mark("i")
@@ -739,7 +754,7 @@ def sc_subagent(a, p):
     p.mark("i")
 
 
-SCENARIOS = {"signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+SCENARIOS = {"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 

@@ -26,6 +26,7 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "background"    -> a long command left running in the background: Anthropic Bash `sleep 25`
                               with run_in_background; elsewhere the shell tool with `sleep 20` and its
                               background flag (is_background / yield_time_ms) when the schema has one
+  contains "ask me"        -> (Anthropic) AskUserQuestion with two options (the agent waits for an answer)
   contains "sub" + "agent" -> (Anthropic) the Agent/Task tool with a sub-agent asked for a slow answer
   otherwise                -> --scenario (default "short": a one-line answer)
 When the last turn is a tool result (tool_result / role tool / function_call_output /
@@ -111,6 +112,8 @@ def choose(text, has_tools):
         return "quote"
     if "background" in t:
         return "bg"
+    if "ask me" in t:
+        return "ask"
     if "agent" in t and "sub" in t:
         return "subagent"
     if "perm" in t or re.search(r"\brun\b", t):
@@ -447,6 +450,13 @@ class Handler(BaseHTTPRequestHandler):
             blocks.append(("text", "I will start a long command in the background."))
             blocks.append(("tool", "Bash", {"command": "sleep 25", "description": "Wait 25 s in the background",
                                             "run_in_background": True}))
+            stop = "tool_use"
+        elif scen == "ask" and any(n == "AskUserQuestion" for n, _ in tools):
+            blocks.append(("text", "I need to ask you something first."))
+            blocks.append(("tool", "AskUserQuestion", {"questions": [{
+                "question": "Which greeting should the file use?", "header": "Greeting", "multiSelect": False,
+                "options": [{"label": "Hello", "description": "A plain hello."},
+                            {"label": "Howdy", "description": "A friendly howdy."}]}]}))
             stop = "tool_use"
         elif scen == "subagent" and any(n in ("Agent", "Task") for n, _ in tools):
             name = "Agent" if any(n == "Agent" for n, _ in tools) else "Task"
