@@ -9,7 +9,11 @@ Usage
   tools/capture.py record claude approve deny  # some cases
   tools/capture.py explore claude slow         # no recorder: screens only, /tmp/captures/<kind>/<state>-<n>.txt
   options: --agents DIR (default /opt/lookout-agents or $LOOKOUT_AGENTS), --lookout PATH,
-           --out DIR (default tests/fixtures), --keep (leave the tmux session open on failure)
+           --out DIR (default tests/fixtures), --keep (leave the tmux session open on failure),
+           --dump DIR (the mock saves request bodies), --strace FILE (explore: log connect() calls),
+           --no-netns (do not isolate the network)
+  HOME: $LOOKOUT_CAPTURE_HOME (default /home/dev) is wiped and re-made for every case; the harness waits
+           (then refuses) while another tool's process uses that HOME. Run one harness at a time.
 
 What one case does
   * starts the mock model on 127.0.0.1 (random port), makes a fresh HOME=/home/dev (XDG dirs under it)
@@ -58,7 +62,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-HOME = "/home/dev"
+HOME = os.environ.get("LOOKOUT_CAPTURE_HOME", "/home/dev")  # wiped and re-made for every case
 PROJECT = HOME + "/project"
 SOCK = "lookoutcap"
 SESSION = "cap"
@@ -226,7 +230,32 @@ class Mock:
 
 # ---------------------------------------------------------------- per-agent setup
 
+def home_users():
+    """PIDs of processes that are not ours but run with HOME=<HOME> (another tool sharing the folder)."""
+    mine = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/environ" % d, "rb") as f:
+                env = f.read().split(b"\0")
+        except OSError:
+            continue
+        if ("HOME=" + HOME).encode() in env and b"LOOKOUT_CAPTURE=1" not in env:
+            mine.append(int(d))
+    return mine
+
+
 def fresh_home():
+    # never wipe a HOME another tool is using right now (e.g. a hooks test run with the same folder):
+    # wait for it, then give up with a message (set LOOKOUT_CAPTURE_HOME to use another folder)
+    deadline = time.time() + 180
+    while home_users():
+        if time.time() > deadline:
+            raise SystemExit("capture: %s is in use by pid(s) %s; not wiping it (LOOKOUT_CAPTURE_HOME=…)"
+                             % (HOME, home_users()))
+        log("waiting: %s is in use by pid(s) %s" % (HOME, home_users()))
+        time.sleep(5)
     if os.path.isdir(HOME):
         shutil.rmtree(HOME)
     for d in (PROJECT, HOME + "/.config", HOME + "/.cache", HOME + "/.local/share", HOME + "/.local/state"):
@@ -777,7 +806,7 @@ def descendants(pid):
 
 
 def home_procs():
-    """PIDs of leftover daemons started for this HOME (codex app-server, cline hub …)."""
+    """PIDs of our leftover daemons for this HOME (codex app-server, cline hub …)."""
     pids = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
