@@ -610,3 +610,30 @@ fn codex_notify_ends_a_turn_without_freezing_the_pane() {
     h.tick();
     assert_eq!(h.lifecycle("p"), Working);
 }
+
+#[test]
+fn typing_at_aiders_prompt_is_not_streaming() {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut h = Harness {
+        world: lookout::world(Arc::new(catalog)),
+        ticket_answers: Vec::new(),
+        events: Vec::new(),
+    };
+    h.open("p", Some("aider"));
+    h.screen("p", "Aider v0.86.2\nMain model: openai/mock-model\n\n> ");
+    h.tick();
+    for typed in ["f", "fi", "fix the", "fix the failing test"] {
+        h.screen(
+            "p",
+            &format!("Aider v0.86.2\nMain model: openai/mock-model\n\n> {typed}"),
+        );
+        h.tick();
+        assert_eq!(
+            h.lifecycle("p"),
+            Idle,
+            "typing `{typed}` read as {:?}",
+            h.state("p").cause
+        );
+    }
+}
