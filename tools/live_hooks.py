@@ -28,15 +28,17 @@ debug log. Exit 0 only if
   * the pane became hooked (`hooked: true`) while working, before any blocked: the UserPromptSubmit
     report. Claude draws its spinner before it runs that hook, so the screen usually says `working`
     first and the report, accepted, changes nothing (no event carries its cause);
-  * the turn's events went working -> blocked -> working -> done, every change after the first
-    caused by `hook:cli:claude` (SPEC §5.1: once hooked, the screen is ignored);
-  * the hooked `blocked` came at most --max-blocked-delay (3 s) after the dialog appeared.
+  * the turn's events went working -> blocked -> working -> done, at least one of them caused by
+    `hook:cli:claude` (the claude manifest's policy is `evidence`, SPEC §5.2: a report publishes at
+    once, and the screen, often first, may decide a change too);
+  * `blocked` (while hooked) came at most --max-blocked-delay (3 s) after the dialog appeared.
 Every process it started is ended by PID. Files: /tmp/lookout-live-hooks/ (run/: serve.log,
 events.jsonl, mock.log; home/dev is the private HOME, claude's debug log in home/dev/.claude/debug/).
 
-Exploration modes (exit 1 while the gap they show exists, as of Claude Code 2.1.197):
-  --deny       deny the permission with Esc: no hook fires, the pane stays `blocked`
-  --interrupt  interrupt a slow turn with Esc: no Stop hook fires, the pane stays `working`
+Gaps the hooks leave (Claude Code 2.1.197 runs no hook for these), healed by the screen because the
+claude policy is `evidence`; exit 1 if the pane still reads blocked/working afterwards:
+  --deny       deny the permission with Esc: the pane must go idle
+  --interrupt  interrupt a slow turn with Esc: the pane must leave working
   --hooks FILE try another settings.json instead of the docs/hooks.md block
 """
 import argparse
@@ -195,7 +197,8 @@ class Poller(threading.Thread):
     def wait_for(self, lifecycle, cause, timeout):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            if self.timeline and self.timeline[-1][1] == lifecycle and self.timeline[-1][2] == cause:
+            last = self.timeline[-1] if self.timeline else None
+            if last and last[1] == lifecycle and last[3] is True and cause in (None, last[2]):
                 return True
             time.sleep(0.1)
         return False
@@ -340,7 +343,7 @@ def main():
         pane.wait(agent.dialog, 40, what="dialog", lines=agent.dialog_lines)
         marks["dialog"] = time.time() - t0
         log("permission dialog on screen")
-        if poller.wait_for("blocked", SOURCE_CAUSE, 15):
+        if poller.wait_for("blocked", None, 15):
             marks["blocked"] = time.time() - t0
         else:
             log("no hooked 'blocked' within 15 s of the dialog (status: %s)" %
@@ -357,8 +360,8 @@ def main():
             log("approved")
             pane.wait(agent.final, 40, what="final")
         agent.is_idle(pane)
-        if not poller.wait_for("done", SOURCE_CAUSE, 10):
-            log("no hooked 'done' within 10 s of the final answer")
+        if not poller.wait_for("done", None, 10):
+            log("no 'done' within 10 s of the final answer")
         log("turn over; waiting %ds for late hooks (a permission notification after the approval …)"
             % args.linger)
         time.sleep(args.linger)
@@ -428,7 +431,7 @@ def main():
                                                      for e in lc_all)))
         if last is None or last[1] in ("blocked", "working"):
             print("FAIL: %d s after the %s the pane still reads %s (cause %s): no hook reported the end "
-                  "of the turn, and the screen is ignored once hooked (SPEC 5.1)" % (
+                  "of the turn, and the screen did not heal it (is the claude policy `evidence`?)" % (
                       args.linger, what, last[1] if last else "nothing", last[2] if last else "-"))
             return 1
         print("OK: the pane left working/blocked after the %s" % what)
@@ -451,14 +454,16 @@ def main():
     if seq != ["working", "blocked", "working", "done"]:
         problems.append("the turn went %s, expected working -> blocked -> working -> done" %
                         " -> ".join(seq or ["(nothing)"]))
-    bad = [(e.get("to"), e.get("cause")) for e in stretch[1:] if e.get("cause") != SOURCE_CAUSE]
-    if bad:
-        problems.append("after the pane was hooked, changes not caused by %s: %s" % (SOURCE_CAUSE, bad))
+    # The claude manifest's policy is "evidence" (SPEC 5.2): a report publishes at once, but the screen
+    # may get there first (it often draws the dialog before PermissionRequest runs). The hooks must
+    # still have decided at least one change of the turn.
+    if SOURCE_CAUSE not in causes:
+        problems.append("no change of the turn was caused by %s: the hooks decided nothing" % SOURCE_CAUSE)
     if "dialog" in marks:
         if "blocked" not in marks:
-            problems.append("no hooked blocked while the permission dialog was up")
+            problems.append("no blocked (while hooked) while the permission dialog was up")
         elif marks["blocked"] - marks["dialog"] > args.max_blocked_delay:
-            problems.append("hooked blocked came %.1f s after the dialog appeared (limit %.1f s)" % (
+            problems.append("blocked came %.1f s after the dialog appeared (limit %.1f s)" % (
                 marks["blocked"] - marks["dialog"], args.max_blocked_delay))
     print("\nturn (events): %s" % " -> ".join("%s[%s]" % (t, c) for t, c in zip(seq, causes)))
     print("polled states with cause %s: %s" % (SOURCE_CAUSE, " -> ".join(e[1] for e in tl if e[2] == SOURCE_CAUSE)))
