@@ -107,7 +107,10 @@ fn every_method_answers() {
     let x = c
         .call("agent.explain", json!({"pane": "p"}))
         .expect("explain");
-    assert_eq!(x["policy"], "dominate");
+    assert_eq!(
+        x["policy"], "evidence",
+        "the bundled claude manifest's policy"
+    );
     assert!(
         x["regions"].is_object() && x["rules"].as_array().is_some_and(|r| !r.is_empty()),
         "{x}"
