@@ -42,7 +42,13 @@ pub struct Engine {
     pending: HashMap<Ticket, Pending>,
     pub(crate) subscribers: Vec<Peer>,
     pub(crate) waiters: Waiters,
+    /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
+    /// blocks its agent until it is answered.
+    report_due: Option<Instant>,
 }
+
+/// How long an early tick waits to batch reports that arrive together.
+const REPORT_BATCH: Duration = Duration::from_millis(20);
 
 impl Engine {
     /// An engine over `world`, continuing the event numbering from the store's log.
@@ -57,6 +63,7 @@ impl Engine {
             pending: HashMap::new(),
             subscribers: Vec::new(),
             waiters: Waiters::default(),
+            report_due: None,
         }
     }
 
@@ -68,6 +75,9 @@ impl Engine {
             let wake = self
                 .waiters
                 .next_deadline()
+                .into_iter()
+                .chain(self.report_due)
+                .min()
                 .map(|d| d.saturating_duration_since(Instant::now()));
             select! {
                 recv(requests) -> msg => match msg {
@@ -76,7 +86,12 @@ impl Engine {
                 },
                 recv(ticker) -> _ => self.tick(),
                 recv(shutdown) -> _ => break,
-                default(wake.unwrap_or(tick)) => self.waiters.expire(Instant::now()),
+                default(wake.unwrap_or(tick)) => {
+                    if self.report_due.is_some_and(|due| due <= Instant::now()) {
+                        self.tick();
+                    }
+                    self.waiters.expire(Instant::now());
+                }
             }
         }
         self.tick();
@@ -113,6 +128,8 @@ impl Engine {
     fn report(&mut self, id: Value, peer: Option<Peer>, report: Report) {
         let session = matches!(report.body, ReportBody::Session(_));
         let ticket = panes::report(&mut self.world, report);
+        self.report_due
+            .get_or_insert_with(|| Instant::now() + REPORT_BATCH);
         self.pending.insert(ticket, Pending { id, peer, session });
     }
 
@@ -167,6 +184,7 @@ impl Engine {
 
     /// One tick: mirror files in, the schedule, answers out, one transaction, events out.
     pub fn tick(&mut self) {
+        self.report_due = None;
         self.ingest_mirror();
         *self.world.resource_mut::<Clock>() = Clock::at(Instant::now(), SystemTime::now());
         self.world.run_schedule(crate::Tick);
