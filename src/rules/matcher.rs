@@ -113,12 +113,13 @@ impl<'a> Texts<'a> {
 }
 
 impl KindRules {
-    /// The winning rule for this screen, by the strategy the in-run benchmark measured faster
-    /// (§10): per-rule regexes in priority order with early exit — 10–17 % faster than the
-    /// combined sets on Claude-class screens (`benches/evaluate.rs`), because the first rule that
-    /// fires stops the scan while a set pass matches every pattern of its region.
+    /// The winning rule for this screen, by the combined sets: on the bundled Claude manifest the
+    /// in-run benchmark (`benches/evaluate.rs`, §10) measures them 0–9 % faster than per-rule
+    /// regexes with early exit. The two are close and trade places as a kind's rule count grows
+    /// (with the first, smaller Claude manifest per-rule won by 10–17 %); re-measure when rules
+    /// change a lot.
     pub fn evaluate(&self, look: &Look<'_>) -> Outcome {
-        self.evaluate_with(look, Strategy::PerRule)
+        self.evaluate_with(look, Strategy::Combined)
     }
 
     /// The winning rule for this screen, by the given strategy (same answer, different cost).
