@@ -48,6 +48,17 @@ impl Harness {
         }
     }
 
+    /// A world with the bundled manifests, as the server builds it.
+    fn bundled() -> Self {
+        let (catalog, errors) = Catalog::bundled();
+        assert!(errors.is_empty(), "{errors:?}");
+        Harness {
+            world: lookout::world(Arc::new(catalog)),
+            ticket_answers: Vec::new(),
+            events: Vec::new(),
+        }
+    }
+
     fn open(&mut self, id: &str, kind: Option<&str>) {
         panes::open_pane(&mut self.world, id, 10, 60, kind, None).expect("new pane");
     }
@@ -578,13 +589,7 @@ fn title_and_progress_regions_come_from_osc_sequences() {
 
 #[test]
 fn codex_notify_ends_a_turn_without_freezing_the_pane() {
-    let (catalog, errors) = Catalog::bundled();
-    assert!(errors.is_empty(), "{errors:?}");
-    let mut h = Harness {
-        world: lookout::world(Arc::new(catalog)),
-        ticket_answers: Vec::new(),
-        events: Vec::new(),
-    };
+    let mut h = Harness::bundled();
     h.open("p", None);
     h.start("p", "codex");
     let working = "\x1b]0;⠴ fix tests | project\x07\x1b[2J\x1b[H• Working (3s • esc to interrupt)\r\n\r\n› Ask Codex to do anything";
@@ -613,13 +618,7 @@ fn codex_notify_ends_a_turn_without_freezing_the_pane() {
 
 #[test]
 fn typing_at_aiders_prompt_is_not_streaming() {
-    let (catalog, errors) = Catalog::bundled();
-    assert!(errors.is_empty(), "{errors:?}");
-    let mut h = Harness {
-        world: lookout::world(Arc::new(catalog)),
-        ticket_answers: Vec::new(),
-        events: Vec::new(),
-    };
+    let mut h = Harness::bundled();
     h.open("p", Some("aider"));
     h.screen("p", "Aider v0.86.2\nMain model: openai/mock-model\n\n> ");
     h.tick();
