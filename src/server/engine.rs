@@ -184,8 +184,9 @@ impl Engine {
 
     /// One tick: mirror files in, the schedule, answers out, one transaction, events out.
     pub fn tick(&mut self) {
-        self.report_due = None;
         self.ingest_mirror();
+        // Everything queued so far, mirrored reports included, is decided by this tick.
+        self.report_due = None;
         *self.world.resource_mut::<Clock>() = Clock::at(Instant::now(), SystemTime::now());
         self.world.run_schedule(crate::Tick);
         let outbox = self.world.resource::<EventOutbox>().clone();
