@@ -636,3 +636,35 @@ fn typing_at_aiders_prompt_is_not_streaming() {
         );
     }
 }
+
+#[test]
+fn claude_dialogs_old_and_new_read_blocked_but_quoted_ones_do_not() {
+    let mut h = Harness::bundled();
+    // 1.x: the dialog inside a rounded box.
+    h.open("boxed", Some("claude"));
+    h.screen(
+        "boxed",
+        "● Bash(rm -rf build)\n╭──────────────────────────────────────────╮\n│ Bash command                             │\n│   rm -rf build                           │\n│ Do you want to proceed?                  │\n│ ❯ 1. Yes                                 │\n│   2. No, and tell Claude what to do (esc)│\n╰──────────────────────────────────────────╯",
+    );
+    // 2.x: between rules, the hint row last.
+    h.open("ruled", Some("claude"));
+    h.screen(
+        "ruled",
+        "● Bash(touch approved.txt)\n  ⎿  Waiting…\n──────────────────────────────\n Bash command\n   touch approved.txt\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and always allow access\n   3. No\n Esc to cancel · Tab to amend",
+    );
+    // The same words quoted in the transcript above a live prompt box.
+    h.open("quoted", Some("claude"));
+    h.screen(
+        "quoted",
+        "● Claude asks \"Do you want to proceed?\" with\n   ❯ 1. Yes\n   2. No\n──────────────────────────────\n❯ \n──────────────────────────────\n  ? for shortcuts",
+    );
+    h.tick();
+    assert_eq!(
+        h.lifecycle("boxed"),
+        Blocked,
+        "{:?}",
+        panes::screen_text(&h.world, "boxed")
+    );
+    assert_eq!(h.lifecycle("ruled"), Blocked);
+    assert_eq!(h.lifecycle("quoted"), Idle, "{:?}", h.state("quoted").cause);
+}
