@@ -2,8 +2,7 @@
 //! (`{"seq","panes"}`), then one `{"event":…}` per event, until the server goes away.
 //! A thin client of the socket.
 
-use crate::server::{Client, ClientError, default_socket_path, env_socket};
-use anyhow::Context as _;
+use crate::server::ClientError;
 use serde_json::json;
 use std::io::Write as _;
 use std::path::PathBuf;
@@ -19,12 +18,7 @@ pub struct Args {
 
 /// Streams events to stdout; exit 1 when dropped as too slow.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let socket = args
-        .socket
-        .or_else(env_socket)
-        .unwrap_or_else(default_socket_path);
-    let client = Client::connect(&socket)
-        .with_context(|| format!("no lookout server on {}", socket.display()))?;
+    let client = super::connect(args.socket)?;
     let (seq, panes, events) = client.subscribe()?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "{}", json!({"seq": seq, "panes": panes}))?;

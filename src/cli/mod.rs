@@ -6,8 +6,10 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod check;
+mod embed;
 mod events;
 mod explain;
+mod link;
 mod pty_command;
 mod record;
 mod replay;
@@ -83,4 +85,14 @@ pub fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Connects to the server at `--socket`, else `$LOOKOUT_SOCKET`, else the default socket.
+fn connect(socket: Option<std::path::PathBuf>) -> anyhow::Result<crate::server::Client> {
+    use anyhow::Context as _;
+    let socket = socket
+        .or_else(crate::server::env_socket)
+        .unwrap_or_else(crate::server::default_socket_path);
+    crate::server::Client::connect(&socket)
+        .with_context(|| format!("no lookout server on {}", socket.display()))
 }

@@ -6,9 +6,9 @@
 //! resizes and exit are streamed there by a [`Link`] on a background thread, so a slow or dead server
 //! never touches the session. Touches the outer terminal, one PTY and the server socket.
 
+use crate::cli::embed;
+use crate::cli::link::{self, Link};
 use crate::cli::pty_command::PtyCommand;
-use crate::cli::watch::embed;
-use crate::cli::watch::link::{self, Link};
 use crate::pty::passthrough::{self, Options, PaneSink};
 use crate::pty::spawn::{self, ExitStatus, SpawnRequest};
 use crate::pty::terminal;

@@ -2,8 +2,6 @@
 //! A thin client of the socket.
 
 use crate::server::client::snapshot;
-use crate::server::{Client, default_socket_path, env_socket};
-use anyhow::Context as _;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -21,12 +19,7 @@ pub struct Args {
 
 /// Prints the panes.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let socket = args
-        .socket
-        .or_else(env_socket)
-        .unwrap_or_else(default_socket_path);
-    let mut client = Client::connect(&socket)
-        .with_context(|| format!("no lookout server on {}", socket.display()))?;
+    let mut client = super::connect(args.socket)?;
     let result = client.call("pane.list", json!({}))?;
     if args.json {
         println!("{result}");

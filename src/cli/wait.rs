@@ -3,8 +3,8 @@
 //! For scripts that hand an agent work and wait for it. A thin client of the socket.
 
 use crate::components::LifecycleState;
-use crate::server::{Client, ClientError, default_socket_path, env_socket};
-use anyhow::{Context as _, bail};
+use crate::server::ClientError;
+use anyhow::bail;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -52,12 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             None => bail!("`{name}` is not a lifecycle (idle, working, blocked, done)"),
         }
     }
-    let socket = args
-        .socket
-        .or_else(env_socket)
-        .unwrap_or_else(default_socket_path);
-    let mut client = Client::connect(&socket)
-        .with_context(|| format!("no lookout server on {}", socket.display()))?;
+    let mut client = super::connect(args.socket)?;
     let timeout_ms = u64::try_from(args.timeout.as_millis()).unwrap_or(u64::MAX);
     match client.call(
         "agent.wait",

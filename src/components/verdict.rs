@@ -86,8 +86,6 @@ pub struct Verdict {
     pub labels: Option<LabelSet>,
     /// Withdraw an `input_required` a screen rule raised (first hook report, §5.1).
     pub withdraw_screen_input: bool,
-    /// When the decision was made (makes every decision a change).
-    pub at: Option<Instant>,
     /// Generations whose end has been turned into a departure.
     pub departures: u64,
     /// Evidence policy: re-apply the screen's verdict on the next tick (§5.2).

@@ -9,7 +9,7 @@ use crate::components::{
     AgentKind, Cause, Decision, HookClaim, HookEvidence, HookedProcess, ScreenVerdict, Verdict,
 };
 use crate::manifest::{HookPolicy, RuleState};
-use crate::resources::{Clock, Manifests};
+use crate::resources::Manifests;
 use bevy_ecs::prelude::*;
 
 type Evidence<'a> = (
@@ -21,7 +21,7 @@ type Evidence<'a> = (
 );
 
 /// Decides what each pane with new evidence should do.
-pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Evidence>) {
+pub fn resolve_priority(manifests: Res<Manifests>, mut panes: Query<Evidence>) {
     for (screen, hook, process, kind, mut verdict) in &mut panes {
         let departed = process.ended > verdict.departures;
         let hook_new = hook.is_changed() && hook.claim.is_some();
@@ -36,7 +36,6 @@ pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes:
             .unwrap_or_default();
         let mut next = Verdict {
             departures: process.ended,
-            at: Some(clock.now),
             ..Verdict::default()
         };
         if departed {

@@ -131,6 +131,10 @@ pub fn apply_transitions(
     mut panes: Query<Panes>,
 ) {
     for (verdict, kind, mut lifecycle, mut attention, mut labels, mut settling) in &mut panes {
+        // Most panes have nothing to do this tick: leave before any lookup.
+        if !verdict.is_changed() && settling.0.is_none() {
+            continue;
+        }
         let settle_for = kind
             .id
             .and_then(|id| manifests.0.kind(id))

@@ -6,7 +6,7 @@
 //! scripted fake Claude Code screen that cycles working → (blocked →) working → done, so the board shows
 //! every state. Touches PTYs, child processes, the fixtures directory and the server socket.
 
-use crate::cli::watch::link::{Link, Registration};
+use crate::cli::link::{Link, Registration};
 use crate::pty::asciicast::{self, EventKind};
 use crate::pty::spawn::{self, ChildProcess, SpawnRequest};
 use crate::pty::terminal::{self, WindowSize};

@@ -7,10 +7,9 @@
 //! terminal (alternate screen, raw mode, always restored), the server socket, tmux and PTYs (demo).
 
 pub mod demo;
-pub mod embed;
-pub mod link;
 pub mod render;
 
+use crate::cli::embed;
 use crate::cli::tmux::Watcher;
 use crate::panes::PaneState;
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
