@@ -12,6 +12,7 @@ pub mod resources;
 pub mod rules;
 pub mod schedule;
 pub mod server;
+pub mod sources;
 pub mod systems;
 
 pub use schedule::{DetectionSystems, Tick, build_schedule};

@@ -12,6 +12,53 @@ use bevy_ecs::prelude::*;
 use std::sync::Arc;
 use std::time::SystemTime;
 
+/// What a pane asks of its person, most urgent last (so `max` is the worst): the one ranking of
+/// states that the board's roll-up and the tmux source's window options share.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Badge {
+    /// Nothing to do: idle, or done and already seen.
+    Idle,
+    /// Running a turn.
+    Working,
+    /// Finished a turn nobody has read.
+    Done,
+    /// Waiting for an answer.
+    Blocked,
+}
+
+impl Badge {
+    /// The badge of one pane.
+    pub fn of(state: &PaneState) -> Badge {
+        match state.lifecycle {
+            LifecycleState::Blocked => Badge::Blocked,
+            _ if state.input_required => Badge::Blocked,
+            LifecycleState::Done if state.unread => Badge::Done,
+            LifecycleState::Working => Badge::Working,
+            LifecycleState::Done | LifecycleState::Idle => Badge::Idle,
+        }
+    }
+
+    /// The word shown for it (the lifecycle names of the wire).
+    pub fn name(self) -> &'static str {
+        match self {
+            Badge::Idle => "idle",
+            Badge::Working => "working",
+            Badge::Done => "done",
+            Badge::Blocked => "blocked",
+        }
+    }
+
+    /// Its SGR colour: blocked red, done teal, working yellow, idle plain.
+    pub fn sgr(self) -> &'static str {
+        match self {
+            Badge::Blocked => "\x1b[1;31m",
+            Badge::Done => "\x1b[1;36m",
+            Badge::Working => "\x1b[33m",
+            Badge::Idle => "\x1b[2m",
+        }
+    }
+}
+
 /// A pane's state as the wire and the store show it (§8.2).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PaneState {

@@ -95,7 +95,7 @@ fn the_server_sees_a_wrapped_agent_change_state_and_the_exit_code_passes_through
 }
 
 #[test]
-fn without_a_server_run_embeds_one_with_the_default_store() {
+fn without_a_server_run_starts_the_per_user_one_and_leaves_it_running() {
     let dir = tempfile::tempdir().expect("tempdir");
     let claude = claude_path(dir.path());
     let socket = dir.path().join("run").join("lookout.sock");
@@ -104,7 +104,7 @@ fn without_a_server_run_embeds_one_with_the_default_store() {
     let mut outer = run_in_outer(
         &[
             "--pane",
-            "run:embedded",
+            "run:started",
             "--kind",
             "claude",
             "--socket",
@@ -114,13 +114,24 @@ fn without_a_server_run_embeds_one_with_the_default_store() {
         ],
         &[("XDG_STATE_HOME", &state_env)],
     );
-    drive_to_done(&mut outer, &socket, "run:embedded");
+    drive_to_done(&mut outer, &socket, "run:started");
     outer.type_line("q");
     assert_eq!(outer.wait_exit(), 0);
     assert!(
         state.join("lookout").join("lookout.db").exists(),
-        "the embedded server keeps the default store"
+        "the server keeps the default store"
     );
+    // `lookout run` is gone; the server it started is not (SPEC §12).
+    let mut client = Client::connect(&socket).expect("the server outlives run");
+    let info = client.call("server.info", json!({})).expect("info");
+    assert!(info["pid"].as_u64().is_some(), "{info}");
+    let stop = std::process::Command::new(LOOKOUT)
+        .args(["stop", "--socket"])
+        .arg(&socket)
+        .output()
+        .expect("stop");
+    assert!(stop.status.success());
+    assert!(Client::connect(&socket).is_err(), "stopped");
 }
 
 #[test]

@@ -652,7 +652,8 @@ fn hooks_from_a_stand_in_agent_land_and_a_shell_is_refused() {
         }
     }
     assert_eq!(path_taken, ["working", "blocked", "working", "done"]);
-    // The same hook from a plain shell pane is refused, with a reason, exit 1.
+    // The same hook from a plain shell pane is refused, with a reason: exit 0 (a hook never holds
+    // up its agent, §13), or 1 with --strict.
     c.call(
         "pane.open",
         json!({"pane": "shell", "rows": 24, "cols": 80}),
@@ -663,12 +664,16 @@ fn hooks_from_a_stand_in_agent_land_and_a_shell_is_refused() {
         json!({"pane": "shell", "event": "started", "pid": 1, "argv": ["bash"]}),
     )
     .expect("process");
-    let out = s
-        .command(&[
-            "report", "--pane", "shell", "--agent", "claude", "state", "working",
-        ])
-        .output()
-        .expect("report");
+    let report = |strict: bool| {
+        let mut args = vec!["report", "--pane", "shell", "--agent", "claude"];
+        if strict {
+            args.push("--strict");
+        }
+        args.extend(["state", "working"]);
+        s.command(&args).output().expect("report")
+    };
+    assert_eq!(report(false).status.code(), Some(0));
+    let out = report(true);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("no_authority"),

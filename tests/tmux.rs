@@ -1,18 +1,18 @@
-//! Real-part tests of `lookout tmux`: a real tmux server on a unique socket, the real `lookout serve`,
-//! and `lookout tmux --set-options` between them; panes run a scripted fake `claude` that draws the
-//! screens `manifests/claude.toml` describes, one scene per line typed into it with `send-keys`.
-//! Every wait is `wait_until` with a deadline; nothing sleeps a fixed time.
+//! Real-part tests of the tmux source: a real tmux server on a unique socket, the real `lookout serve`,
+//! and `lookout tmux --set-options`, which has the server watch it; panes run a scripted fake `claude`
+//! that draws the screens `manifests/claude.toml` describes, one scene per line typed into it with
+//! `send-keys`. Every wait is `wait_until` with a deadline; nothing sleeps a fixed time.
 
 mod support;
 
 use lookout::server::client::snapshot;
 use serde_json::json;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use support::fake_claude::fake_claude;
 use support::server::Served;
 use support::tmux::Tmux;
-use support::{LOOKOUT, wait_until};
+use support::wait_until;
 
 /// Starts tmux server `name` whose first pane runs a bare shell with `bin` first on its `PATH`.
 fn start_tmux(name: &str, bin: &Path) -> (Tmux, String) {
@@ -25,14 +25,23 @@ fn start_tmux(name: &str, bin: &Path) -> (Tmux, String) {
     Tmux::start(name, 100, 30, &[], &shell)
 }
 
-/// `lookout tmux`, stopped when dropped.
-struct Watcher(Child);
-
-impl Drop for Watcher {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+/// `lookout tmux [--set-options]` for tmux server `name`: it returns once the server watches it.
+fn attach(served: &Served, name: &str, set_options: bool) {
+    let mut cmd = served.command(&["tmux", "--socket-name", name]);
+    if set_options {
+        cmd.arg("--set-options");
     }
+    let out = cmd
+        .arg("--server-socket")
+        .arg(&served.socket)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run lookout tmux");
+    assert!(
+        out.status.success(),
+        "lookout tmux: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 fn state(served: &Served, pane: &str) -> Option<lookout::panes::PaneState> {
@@ -55,22 +64,7 @@ fn tmux_panes_reach_blocked_and_done_and_publish_options() {
     let name = format!("lookout-test-{}", std::process::id());
     let (tmux, first) = start_tmux(&name, &bin);
     let served = Served::start_in(dir.path(), 100);
-    let watcher = Watcher(
-        Command::new(LOOKOUT)
-            .args([
-                "tmux",
-                "--set-options",
-                "--interval-ms",
-                "100",
-                "--socket-name",
-                &name,
-            ])
-            .arg("--server-socket")
-            .arg(&served.socket)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("start lookout tmux"),
-    );
+    attach(&served, &name, true);
     let id = |pane: &str| format!("tmux:{name}:{pane}");
     let window = tmux
         .run(&["display", "-p", "-t", &first, "#{window_id}"])
@@ -199,7 +193,6 @@ fn tmux_panes_reach_blocked_and_done_and_publish_options() {
         },
         || describe(&served, &tmux, &first),
     );
-    drop(watcher);
 }
 
 /// The pid leading the pane's foreground process group (the agent), read like the probe does.
@@ -215,32 +208,34 @@ fn foreground_pid(tmux: &Tmux, pane: &str) -> u32 {
 }
 
 #[test]
-fn a_tmux_server_that_is_not_running_yet_is_waited_for() {
+fn a_tmux_server_that_goes_away_takes_its_panes_and_its_source_with_it() {
     let dir = tempfile::tempdir().expect("tempdir");
     let bin = fake_claude(dir.path());
-    let name = format!("lookout-late-{}", std::process::id());
+    let name = format!("lookout-gone-{}", std::process::id());
     let served = Served::start_in(dir.path(), 100);
-    let _watcher = Watcher(
-        Command::new(LOOKOUT)
-            .args(["tmux", "--interval-ms", "100", "--socket-name", &name])
-            .arg("--server-socket")
-            .arg(&served.socket)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("start lookout tmux"),
-    );
-    // tmux starts after lookout tmux does, as after a tmux server restart.
     let (tmux, pane) = start_tmux(&name, &bin);
+    attach(&served, &name, false);
+    // A second attach (another board, another tmux.conf line) starts no second source.
+    attach(&served, &name, false);
+    let sources = || {
+        served
+            .client()
+            .call("source.list", json!({}))
+            .expect("source.list")["sources"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    assert_eq!(sources(), 1, "one source per tmux server");
     let id = format!("tmux:{name}:{pane}");
     wait_until(
-        "the pane of the late server",
+        "the pane",
         || state(&served, &id).is_some(),
         || describe(&served, &tmux, &pane),
     );
     drop(tmux);
     wait_until(
-        "the pane to be closed with its server",
-        || state(&served, &id).is_none(),
-        || format!("{:?}", state(&served, &id)),
+        "the pane to be closed with its server, and the source to end",
+        || state(&served, &id).is_none() && sources() == 0,
+        || format!("{:?}, {} sources", state(&served, &id), sources()),
     );
 }

@@ -130,10 +130,21 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
         term.row("test:working")
             .is_some_and(|r| r.contains("screen:status-line"))
     );
-    // The board attached the tmux server it runs in: its own pane is a row too.
+    // The board had the server watch the tmux server it runs in: its own pane is a row too, under
+    // the id a hook in that pane reports for (`tmux:NAME:%N`, NAME the tmux socket's).
+    let own = format!("tmux:{}:{}", term.tmux.name, term.pane);
     wait_until(
         "the board's own tmux pane",
-        || term.row(&format!("tmux:{}", term.pane)).is_some(),
+        || {
+            lookout::server::client::snapshot(
+                client.call("pane.list", json!({})).expect("pane.list"),
+            )
+            .is_ok_and(|(_, panes)| panes.iter().any(|p| p.pane == own))
+                && term
+                    .screen()
+                    .lines()
+                    .any(|l| l.get(2..).is_some_and(|r| r.starts_with("tmux:")))
+        },
         || term.screen(),
     );
 

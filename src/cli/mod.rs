@@ -6,14 +6,14 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod check;
-mod embed;
+mod daemon;
 mod events;
 mod explain;
 mod link;
 mod pty_command;
 mod record;
 mod replay;
-mod report;
+pub(crate) mod report;
 mod run;
 mod serve;
 mod status;
@@ -41,8 +41,10 @@ enum Command {
     Replay(replay::Args),
     /// Run a command in a PTY, transparently, and report its pane to the server.
     Run(run::Args),
-    /// Run the server: the world, its tick, the socket and the database.
+    /// Run the server: the world, its tick, the socket and the database (clients start it).
     Serve(serve::Args),
+    /// Stop the per-user server (a final tick first).
+    Stop(serve::StopArgs),
     /// Report an agent's state from its hooks (state, turn-end, session).
     Report(report::Args),
     /// Print every pane's state (a table, or --json).
@@ -51,9 +53,9 @@ enum Command {
     Events(events::Args),
     /// Wait until a pane becomes one of the given states (exit 1 on timeout).
     Wait(wait::Args),
-    /// Watch every pane of a tmux server and publish their states (optionally as tmux options).
+    /// Have the server watch a tmux server's panes (optionally writing their states as tmux options).
     Tmux(tmux::Args),
-    /// The live board of every pane; starts a server (and attaches tmux) when none runs.
+    /// The live board of every pane; starts the server (and has it watch tmux) when none runs.
     Watch(watch::Args),
     /// A fake agent for `watch --demo` (internal).
     #[command(hide = true)]
@@ -62,7 +64,15 @@ enum Command {
 
 /// Parses the process arguments, runs the subcommand and turns its outcome into an exit code.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // A hook line with a typo must not block its agent: `lookout report` never exits 2 (§13).
+        Err(err) if err.use_stderr() && std::env::args().nth(1).as_deref() == Some("report") => {
+            let _ = err.print();
+            return ExitCode::from(1);
+        }
+        Err(err) => err.exit(),
+    };
     let outcome = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Explain(args) => explain::run(args),
@@ -70,6 +80,11 @@ pub fn main() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Stop(args) => serve::stop(
+            &args
+                .socket
+                .unwrap_or_else(crate::server::default_socket_path),
+        ),
         Command::Report(args) => report::run(args),
         Command::Status(args) => status::run(args),
         Command::Events(args) => events::run(args),
@@ -87,12 +102,32 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Connects to the server at `--socket`, else `$LOOKOUT_SOCKET`, else the default socket.
+/// Connects to the server at `--socket`, else `$LOOKOUT_SOCKET`, else the default socket, starting
+/// the per-user server there when none answers (§12).
 fn connect(socket: Option<std::path::PathBuf>) -> anyhow::Result<crate::server::Client> {
-    use anyhow::Context as _;
     let socket = socket
         .or_else(crate::server::env_socket)
         .unwrap_or_else(crate::server::default_socket_path);
-    crate::server::Client::connect(&socket)
-        .with_context(|| format!("no lookout server on {}", socket.display()))
+    daemon::connect(&socket)
+}
+
+/// The server's manifest warnings, as one line for a person (`None` when every manifest loaded).
+fn skipped_manifests(client: &mut crate::server::Client) -> Option<String> {
+    let info = client.call("server.info", serde_json::json!({})).ok()?;
+    let warnings = info["manifest_warnings"].as_array()?;
+    let first = warnings.first()?.as_str().unwrap_or("?");
+    let log = info["log"]
+        .as_str()
+        .map_or(String::new(), |l| format!("; all in {l}"));
+    Some(format!(
+        "{} manifest(s) skipped: {first}{log}",
+        warnings.len()
+    ))
+}
+
+/// Prints the server's manifest warnings on stderr, once, for a client that has no screen of its own.
+fn warn_skipped_manifests(client: &mut crate::server::Client, who: &str) {
+    if let Some(line) = skipped_manifests(client) {
+        eprintln!("{who}: warning: {line}");
+    }
 }

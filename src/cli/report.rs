@@ -4,9 +4,13 @@
 //! Each call announces the source's session first (a source's reports count only after it has
 //! announced, §4) and numbers its report from a per-pane/source counter file, so a hook need not
 //! pass `--seq`. When the socket is unreachable the requests go to the JSON mirror file instead.
-//! Prints the server's answer; exit 1 when refused. Touches the socket, the counter file and the
-//! mirror directory.
+//! Prints the server's answer. Never exits 2 and never waits long (§13): whatever goes wrong is
+//! logged and the exit is 0 (1 with `--strict`). Touches the socket, the counter file, the mirror
+//! directory and the report log.
 
+use crate::cli::daemon;
+use crate::event::rfc3339;
+use crate::pty::tmux::Socket;
 use crate::report::{ReportedState, TurnEndStatus};
 use crate::server::mirror::{self, Queued};
 use crate::server::{
@@ -17,12 +21,12 @@ use serde_json::{Value, json};
 use std::io::{Read as _, Seek as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Arguments of `lookout report`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The pane [default: $LOOKOUT_PANE_ID].
+    /// The pane [default: $LOOKOUT_PANE_ID, else the tmux pane of $TMUX_PANE].
     #[arg(long, global = true)]
     pane: Option<String>,
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
@@ -43,6 +47,10 @@ pub struct Args {
     /// Print nothing on success.
     #[arg(long, short, global = true)]
     quiet: bool,
+    /// Exit 1 when the report was not delivered (by default a hook always exits 0: an agent must
+    /// never be held up by lookout).
+    #[arg(long, global = true)]
+    strict: bool,
     /// The mirror directory used when the socket is down [default: $XDG_STATE_HOME/lookout/agent-status].
     #[arg(long, value_name = "DIR", global = true)]
     mirror_dir: Option<PathBuf>,
@@ -80,17 +88,59 @@ enum What {
     Session,
 }
 
-/// Sends the report; 0 accepted (or mirrored), 1 refused.
+/// What became of a report.
+enum Outcome {
+    /// The server answered (the last answer).
+    Delivered(Value),
+    /// No pane to report for: not a pane lookout watches.
+    NoPane,
+    /// The server could not be reached; the requests wait in the mirror file.
+    Mirrored(String),
+    /// The server refused it.
+    Refused(String),
+}
+
+/// Sends the report. Never exit 2 (that blocks the agent's prompt or tool call, §13): 0 whatever
+/// happened, unless `--strict` asks for 1 when it was not delivered. Problems go to stderr and to
+/// the report log that `lookout status` shows.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let Some(pane) = args
-        .pane
-        .clone()
-        .or_else(|| env("LOOKOUT_PANE_ID"))
-        .filter(|p| !p.is_empty())
-    else {
-        bail!(
-            "no pane: set $LOOKOUT_PANE_ID (lookout sets it in every pane it starts) or pass --pane"
-        );
+    let failed = match deliver(&args) {
+        Ok(Outcome::Delivered(answer)) => {
+            if !args.quiet {
+                println!("{answer}");
+            }
+            return Ok(ExitCode::SUCCESS);
+        }
+        Ok(Outcome::NoPane) if !args.strict => return Ok(ExitCode::SUCCESS),
+        Ok(Outcome::NoPane) => {
+            "no pane: not in a `lookout run` pane ($LOOKOUT_PANE_ID) nor a tmux pane ($TMUX_PANE)"
+                .to_owned()
+        }
+        Ok(Outcome::Mirrored(why) | Outcome::Refused(why)) => why,
+        Err(err) => format!("{err:#}"),
+    };
+    eprintln!("lookout report: {failed}");
+    log_problem(&failed);
+    Ok(if args.strict {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The pane a hook reports for: `--pane`, else `$LOOKOUT_PANE_ID` (a `lookout run` pane), else the
+/// tmux pane of `$TMUX_PANE` on the server of `$TMUX`, under the id the tmux source gives it.
+pub fn resolve_pane(flag: Option<&str>) -> Option<String> {
+    if let Some(pane) = flag.map(str::to_owned).or_else(|| env("LOOKOUT_PANE_ID")) {
+        return Some(pane);
+    }
+    let socket = Socket::from_env(&env("TMUX")?)?;
+    Some(socket.pane_id(&env("TMUX_PANE")?))
+}
+
+fn deliver(args: &Args) -> anyhow::Result<Outcome> {
+    let Some(pane) = resolve_pane(args.pane.as_deref()) else {
+        return Ok(Outcome::NoPane);
     };
     let agent = args.agent.clone().or_else(|| env("LOOKOUT_AGENT"));
     let source = match (&args.source, &agent) {
@@ -103,7 +153,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let session = args
         .session
         .clone()
-        .filter(|s| !s.is_empty())
+        .or_else(|| env("LOOKOUT_SESSION"))
         .unwrap_or_else(|| "lookout-report".into());
     let mut requests = vec![Queued {
         method: "report.session".into(),
@@ -127,32 +177,69 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .clone()
         .or_else(env_socket)
         .unwrap_or_else(default_socket_path);
-    let Ok(mut client) = Client::connect(&socket) else {
-        let dir = args.mirror_dir.clone().unwrap_or_else(default_mirror_dir);
-        let path = mirror::write(&dir, &pane, &requests)
-            .with_context(|| format!("writing the mirror file in {}", dir.display()))?;
-        eprintln!(
-            "lookout: no server on {}; report left in {}",
-            socket.display(),
-            path.display()
-        );
-        return Ok(ExitCode::SUCCESS);
+    let mut client = match Client::connect(&socket) {
+        Ok(client) => client,
+        Err(err) => {
+            // The server comes up in the background and applies the mirror file; the hook does not wait.
+            daemon::start_detached(&socket);
+            let dir = args.mirror_dir.clone().unwrap_or_else(default_mirror_dir);
+            let path = mirror::write(&dir, &pane, &requests)
+                .with_context(|| format!("writing the mirror file in {}", dir.display()))?;
+            return Ok(Outcome::Mirrored(format!(
+                "no server on {} ({err}); report for {pane} left in {}",
+                socket.display(),
+                path.display()
+            )));
+        }
     };
+    // A hook must never hang its agent: the server answers within its early-report hold (1.5 s).
+    client.set_read_timeout(Some(ANSWER_WITHIN))?;
     let mut answer = Value::Null;
     for q in requests {
         match client.call(&q.method, q.params) {
             Ok(result) => answer = result,
             Err(ClientError::Server(e)) => {
-                eprintln!("lookout: {} refused: {}: {}", q.method, e.code, e.message);
-                return Ok(ExitCode::from(1));
+                return Ok(Outcome::Refused(format!(
+                    "{} for {pane} refused: {}: {}",
+                    q.method, e.code, e.message
+                )));
             }
             Err(e) => return Err(e.into()),
         }
     }
-    if !args.quiet {
-        println!("{answer}");
+    Ok(Outcome::Delivered(answer))
+}
+
+/// How long a report waits for the server's answer.
+const ANSWER_WITHIN: Duration = Duration::from_secs(3);
+
+/// The report log keeps about this much; the older half is dropped when it grows past it.
+const LOG_LIMIT: u64 = 64 * 1024;
+
+/// Where undelivered reports are logged: `<state dir>/report.log`.
+pub fn log_path() -> PathBuf {
+    state_dir().join("report.log")
+}
+
+/// Appends one line about an undelivered report; logging itself failing is not worth a word.
+fn log_problem(what: &str) {
+    let path = log_path();
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
     }
-    Ok(ExitCode::SUCCESS)
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_LIMIT) {
+        let _ = std::fs::rename(&path, path.with_extension("log.old"));
+    }
+    let line = format!(
+        "{} {}\n",
+        rfc3339(SystemTime::now()),
+        what.replace('\n', " ")
+    );
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| f.write_all(line.as_bytes()));
 }
 
 /// The report's method and its own params (pane, source and seq are added by the caller).

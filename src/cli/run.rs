@@ -2,18 +2,21 @@
 //! through untouched (keys, resize, exit status), as a pane lookout can watch (SPEC §9).
 //!
 //! CMD gets `LOOKOUT_PANE_ID` and `LOOKOUT_SOCKET` so its hooks can report (§8.3). The pane is registered
-//! with the server (an embedded one is started in this process when none answers), and its output,
-//! resizes and exit are streamed there by a [`Link`] on a background thread, so a slow or dead server
-//! never touches the session. Touches the outer terminal, one PTY and the server socket.
+//! with the per-user server (started detached when none answers, §12), and its output, resizes, the
+//! program in charge of its terminal (a shell's child is identified too) and exit are streamed there
+//! by a [`Link`] on a background thread, which re-registers the pane after a server restart; a slow
+//! or dead server never touches the session. Touches the outer terminal, one PTY and the socket.
 
-use crate::cli::embed;
+use crate::cli::daemon;
 use crate::cli::link::{self, Link};
 use crate::cli::pty_command::PtyCommand;
+use crate::manifest::Catalog;
 use crate::pty::passthrough::{self, Options, PaneSink};
 use crate::pty::spawn::{self, ExitStatus, SpawnRequest};
 use crate::pty::terminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Arguments of `lookout run`.
@@ -42,13 +45,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .socket
         .unwrap_or_else(crate::server::default_socket_path);
     // Started before CMD so its hooks find a socket; a server that cannot start only costs the board.
-    let _embedded = match embed::ensure(&socket) {
-        Ok(embedded) => embedded,
-        Err(err) => {
-            eprintln!("lookout run: no lookout server ({err:#}); running CMD unwatched");
-            None
-        }
-    };
+    match daemon::connect(&socket) {
+        Ok(mut client) => super::warn_skipped_manifests(&mut client, "lookout run"),
+        Err(err) => eprintln!(
+            "lookout run: no lookout server yet ({err:#}); CMD runs, watched once one answers"
+        ),
+    }
     let argv: Vec<String> = args
         .child
         .command
@@ -63,6 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .env
         .push(("LOOKOUT_SOCKET".into(), socket.clone().into_os_string()));
     let spawned = spawn::spawn(&request)?;
+    let (catalog, _) = Catalog::standard(&[]);
     let link = Link::start(
         &socket,
         link::Registration {
@@ -73,8 +76,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             pid: spawned.pid,
             argv,
         },
+        Arc::new(catalog),
     );
-    let mut sink = ServerSink { link };
+    let mut sink = ServerSink { link: Some(link) };
     // Terminal queries are answered only when stdin is not a terminal: then nothing else would answer.
     let options = Options {
         marker_chord: false,

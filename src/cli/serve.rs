@@ -1,13 +1,18 @@
 //! `lookout serve [--socket PATH] [--db PATH] [--tick-ms 500] [--manifests DIR]…`: run the server
-//! (SPEC §8) in the foreground until SIGINT/SIGTERM, then flush a final tick and exit 0.
-//! Glue only: the server itself is `crate::server`.
+//! (SPEC §8, §12) until SIGINT/SIGTERM or `lookout serve --stop`, then flush a final tick and exit 0.
+//! Clients start it themselves, detached (`--detached`: a session of its own, so closing the
+//! terminal or pane that started it does not end it). Glue only: the server is `crate::server`.
 
-use crate::server::{Config, Server, default_db_path, default_mirror_dir, default_socket_path};
-use anyhow::Context as _;
+use crate::server::conn::ServerLock;
+use crate::server::{
+    Client, ClientError, Config, ServeError, Server, default_db_path, default_mirror_dir,
+    default_socket_path,
+};
+use anyhow::{Context as _, bail};
 use signal_hook::consts::{SIGINT, SIGTERM};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Arguments of `lookout serve`.
 #[derive(Debug, clap::Args)]
@@ -30,10 +35,35 @@ pub struct Args {
     /// Where `lookout report` leaves reports when the socket is down [default: $XDG_STATE_HOME/lookout/agent-status].
     #[arg(long, value_name = "DIR")]
     mirror_dir: Option<PathBuf>,
+    /// Stop the server running on the socket (a final tick first) and wait until it is gone.
+    #[arg(long)]
+    stop: bool,
+    /// Run as the per-user daemon clients start: in a session of its own; a server already running
+    /// is not an error.
+    #[arg(long, hide = true)]
+    detached: bool,
+    /// The file this server's output goes to (shown by `lookout status`).
+    #[arg(long, hide = true, value_name = "PATH")]
+    log: Option<PathBuf>,
+}
+
+/// Arguments of `lookout stop`.
+#[derive(Debug, clap::Args)]
+pub struct StopArgs {
+    /// The server's socket [default: $XDG_RUNTIME_DIR/lookout/lookout.sock].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
 }
 
 /// Runs the server until a signal stops it.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if args.stop {
+        return stop(&args.socket.unwrap_or_else(default_socket_path));
+    }
+    if args.detached {
+        // Fails only for a process group leader, which a client-spawned child is not.
+        let _ = nix::unistd::setsid();
+    }
     let config = Config {
         socket: args.socket.unwrap_or_else(default_socket_path),
         db: if args.no_db {
@@ -44,12 +74,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         tick: Duration::from_millis(args.tick_ms),
         manifests: args.manifests,
         mirror_dir: Some(args.mirror_dir.unwrap_or_else(default_mirror_dir)),
+        log: args.log,
     };
     let socket = config.socket.clone();
     // Before anything else: a signal that arrives while manifests compile must still stop us cleanly.
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
         .context("installing signal handlers")?;
-    let (server, warnings) = Server::bind(config)?;
+    let (server, warnings) = match Server::bind(config) {
+        Ok(bound) => bound,
+        // Several clients started one at once: the winner serves, the others have nothing to do.
+        Err(ServeError::AlreadyRunning(_)) if args.detached => return Ok(ExitCode::SUCCESS),
+        Err(err) => return Err(err.into()),
+    };
     for warning in &warnings {
         eprintln!("lookout: warning: manifest skipped: {warning}");
     }
@@ -62,7 +98,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             }
         })
         .context("starting the signal thread")?;
-    eprintln!("lookout: serving on {}", socket.display());
+    eprintln!(
+        "lookout: serving on {} (pid {}, version {})",
+        socket.display(),
+        std::process::id(),
+        env!("CARGO_PKG_VERSION")
+    );
     server.run()?;
+    eprintln!("lookout: stopped");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--stop`: asks the server to stop and waits until its socket is gone.
+pub fn stop(socket: &std::path::Path) -> anyhow::Result<ExitCode> {
+    let Ok(mut client) = Client::connect(socket) else {
+        println!("no lookout server on {}", socket.display());
+        return Ok(ExitCode::SUCCESS);
+    };
+    let pid = client
+        .call("server.info", serde_json::json!({}))
+        .ok()
+        .and_then(|info| info["pid"].as_u64());
+    match client.call("server.stop", serde_json::json!({})) {
+        // The server may be gone before its answer is written: that is the point.
+        Ok(_) | Err(ClientError::Io(_)) => {}
+        Err(err) => return Err(err.into()),
+    }
+    let end = Instant::now() + Duration::from_secs(10);
+    while Client::connect(socket).is_ok() || ServerLock::holder_alive(socket) {
+        if Instant::now() >= end {
+            bail!(
+                "the server on {} did not stop within 10 s",
+                socket.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    match pid {
+        Some(pid) => println!("stopped the lookout server (pid {pid})"),
+        None => println!("stopped the lookout server"),
+    }
     Ok(ExitCode::SUCCESS)
 }

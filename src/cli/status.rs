@@ -1,10 +1,11 @@
-//! `lookout status [--json]`: every pane's state, as a table or as the `pane.list` JSON.
-//! A thin client of the socket.
+//! `lookout status [--json]`: the server (pid, version, uptime, log, skipped manifests, undelivered
+//! hook reports) and every pane's state, as a table or as JSON. A thin client of the socket.
 
 use crate::server::client::snapshot;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 /// Arguments of `lookout status`.
 #[derive(Debug, clap::Args)]
@@ -21,9 +22,23 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(args.socket)?;
     let result = client.call("pane.list", json!({}))?;
+    let info = client.call("server.info", json!({}))?;
     if args.json {
-        println!("{result}");
+        let mut out = result;
+        out["server"] = info;
+        out["report_problem"] = json!(last_report_problem());
+        println!("{out}");
         return Ok(ExitCode::SUCCESS);
+    }
+    print_server(&info);
+    if let Some(line) = super::skipped_manifests(&mut client) {
+        println!("warning: {line}");
+    }
+    if let Some(problem) = last_report_problem() {
+        println!(
+            "last undelivered hook report: {problem} (all in {})",
+            crate::cli::report::log_path().display()
+        );
     }
     let (_, panes) = snapshot(result)?;
     println!(
@@ -44,8 +59,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         println!(
             "{:<24} {:<10} {:<9} {:<10} {:<24} {}",
-            p.pane,
-            p.kind.as_deref().unwrap_or("-"),
+            printable(&p.pane),
+            p.kind.as_deref().map_or("-".into(), printable),
             p.lifecycle.name(),
             attention,
             labels,
@@ -53,4 +68,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line about the server: pid, version, uptime, log.
+fn print_server(info: &serde_json::Value) {
+    let uptime = Duration::from_millis(info["uptime_ms"].as_u64().unwrap_or(0));
+    let log = info["log"].as_str().unwrap_or("stderr of its terminal");
+    println!(
+        "server: pid {}, version {}, up {}, log {log}",
+        info["pid"],
+        info["version"].as_str().unwrap_or("?"),
+        crate::cli::watch::render::age(uptime)
+    );
+}
+
+/// The last line of the report log, when it is from the last day.
+fn last_report_problem() -> Option<String> {
+    let path = crate::cli::report::log_path();
+    let fresh = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.elapsed().ok())
+        .is_some_and(|age| age < Duration::from_secs(24 * 3600));
+    if !fresh {
+        return None;
+    }
+    let text = std::fs::read_to_string(&path).ok()?;
+    text.lines().last().map(printable)
+}
+
+/// Text from outside (pane ids, log lines) with control characters escaped, so it can never
+/// steer the terminal it is printed on.
+pub fn printable(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }

@@ -1,23 +1,31 @@
 //! The foreground-process probe: which program is in charge of a pane's terminal right now, read from
-//! `/proc` (SPEC §3.6, §9).
+//! `/proc` (SPEC §3.6, §9, §12).
 //!
-//! One cheap read per pane per tick (`/proc/<root>/stat`, field `tpgid`: the terminal's foreground process
-//! group); the leader's argv and `comm` are read again only when that group changes. The probe turns
-//! changes into `started` / `exited` process events for the server; identifying the agent (looking
-//! through `node`/`python` wrappers) is the core's job. Touches `/proc` only, read-only.
+//! Each look reads `/proc/<root>/stat` (field `tpgid`: the terminal's foreground process group) and
+//! the group leader's `stat` (its `comm`, which changes on `exec`). The program reported is the first
+//! member of the foreground group that the manifests identify as an agent — the leader, else another
+//! member (a non-interactive wrapper such as `sh -c 'cd p && claude'` keeps its children in its own
+//! group) — or the leader when none is. Members are listed from one shared `/proc` scan per round,
+//! and only for groups whose leader is no agent. The probe turns changes into `started` / `exited`
+//! process events for the server; the core still identifies the kind from the argv it is sent.
+//! Touches `/proc` only, read-only.
 
+use crate::manifest::Catalog;
+use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// The program leading a terminal's foreground process group.
+/// The program in charge of a terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Foreground {
-    /// The foreground process group id (its leader's pid).
+    /// The foreground process group id.
     pub pgid: u32,
-    /// The leader's argv, from `/proc/<pid>/cmdline`.
+    /// The chosen process (the group leader unless another member is the agent).
+    pub pid: u32,
+    /// Its argv, from `/proc/<pid>/cmdline`.
     pub argv: Vec<String>,
-    /// The leader's kernel name, from `/proc/<pid>/comm`.
+    /// Its kernel name, from `/proc/<pid>/comm`.
     pub comm: String,
 }
 
@@ -31,12 +39,16 @@ pub enum Change {
 }
 
 /// The fields of `/proc/<pid>/stat` the probe needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stat {
+    /// The kernel name (`comm`), as the stat line holds it.
+    pub comm: String,
     /// The process group.
     pub pgrp: i32,
     /// The foreground process group of the process's controlling terminal (-1 without one).
     pub tpgid: i32,
+    /// When the process started, in clock ticks since boot (with the pid, a process's identity).
+    pub start_time: u64,
 }
 
 /// Parses the text of `/proc/<pid>/stat`; `None` when it is not in the kernel's shape.
@@ -44,12 +56,21 @@ pub struct Stat {
 /// The second field (`comm`) is in parentheses and may itself hold spaces and parentheses, so fields
 /// are counted from the *last* `)`.
 pub fn parse_stat(text: &str) -> Option<Stat> {
-    let rest = &text[text.rfind(')')? + 1..];
-    // After `comm`: state ppid pgrp session tty_nr tpgid …
-    let mut fields = rest.split_ascii_whitespace();
+    let open = text.find('(')?;
+    let close = text.rfind(')')?;
+    let comm = text.get(open + 1..close)?.to_owned();
+    // After `comm`: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime
+    // stime cutime cstime priority nice num_threads itrealvalue starttime …
+    let mut fields = text.get(close + 1..)?.split_ascii_whitespace();
     let pgrp = fields.nth(2)?.parse().ok()?;
     let tpgid = fields.nth(2)?.parse().ok()?;
-    Some(Stat { pgrp, tpgid })
+    let start_time = fields.nth(13).and_then(|f| f.parse().ok()).unwrap_or(0);
+    Some(Stat {
+        comm,
+        pgrp,
+        tpgid,
+        start_time,
+    })
 }
 
 /// Splits `/proc/<pid>/cmdline` (NUL-separated, usually NUL-terminated) into argv.
@@ -89,17 +110,81 @@ impl ProcFs {
         parse_stat(&text).ok_or_else(|| io::Error::other(format!("unreadable stat of pid {pid}")))
     }
 
-    /// Reads the argv and comm of `pid`.
-    pub fn foreground(&self, pid: u32) -> io::Result<Foreground> {
+    /// Reads the argv and comm of `pid`, a member of group `pgid`.
+    pub fn foreground(&self, pgid: u32, pid: u32) -> io::Result<Foreground> {
         let dir = self.root.join(pid.to_string());
         let argv = parse_cmdline(&fs::read(dir.join("cmdline"))?);
         let comm = fs::read_to_string(dir.join("comm"))?.trim_end().to_owned();
         Ok(Foreground {
-            pgid: pid,
+            pgid,
+            pid,
             argv,
             comm,
         })
     }
+
+    /// Every process by its group: one pass over `/proc`.
+    fn scan_groups(&self) -> HashMap<u32, Vec<u32>> {
+        let mut groups: HashMap<u32, Vec<u32>> = HashMap::new();
+        let Ok(entries) = fs::read_dir(&self.root) else {
+            return groups;
+        };
+        for entry in entries.flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            if let Some(pgrp) = self.stat(pid).ok().and_then(|s| u32::try_from(s.pgrp).ok()) {
+                groups.entry(pgrp).or_default().push(pid);
+            }
+        }
+        for members in groups.values_mut() {
+            members.sort_unstable();
+        }
+        groups
+    }
+}
+
+/// Which programs are agents: the probe asks, the manifests answer.
+pub trait Identify {
+    /// Whether this process is an agent some manifest names.
+    fn is_agent(&self, argv: &[String], comm: &str) -> bool;
+}
+
+impl Identify for Catalog {
+    fn is_agent(&self, argv: &[String], comm: &str) -> bool {
+        self.identify(argv, Some(comm)).is_some()
+    }
+}
+
+/// The members of process groups, read from `/proc` at most once per round of looks (all panes of a
+/// source share one round), and only when some look needs them.
+#[derive(Debug, Default)]
+pub struct Groups {
+    scanned: Option<HashMap<u32, Vec<u32>>>,
+}
+
+impl Groups {
+    /// The pids in group `pgid`, ascending.
+    fn members(&mut self, proc: &ProcFs, pgid: u32) -> &[u32] {
+        self.scanned
+            .get_or_insert_with(|| proc.scan_groups())
+            .get(&pgid)
+            .map_or(&[], Vec::as_slice)
+    }
+}
+
+/// What the last look chose.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    group: u32,
+    leader_comm: String,
+    chosen: u32,
+    chosen_comm: String,
+    agent: bool,
 }
 
 /// Follows the foreground of one pane whose root process (the shell tmux started, or the program
@@ -107,8 +192,7 @@ impl ProcFs {
 #[derive(Debug, Clone)]
 pub struct Probe {
     root: u32,
-    /// The foreground group seen last (`None` before the first look).
-    last: Option<u32>,
+    last: Option<Seen>,
 }
 
 impl Probe {
@@ -125,27 +209,76 @@ impl Probe {
     /// Looks once: the change since the last look, if any.
     ///
     /// At the first look the current foreground is reported as started, whatever it is (a shell is
-    /// identified as no agent and so costs nothing). Afterwards a new group is `Started`, and a return to
-    /// the root's own group is `Exited`. A root that is gone, or a leader that vanished between the two
-    /// reads, yields no change: the next look settles it.
-    pub fn look(&mut self, proc: &ProcFs) -> Option<Change> {
-        let stat = proc.stat(self.root).ok()?;
-        let group = u32::try_from(stat.tpgid)
+    /// identified as no agent and so costs nothing). Afterwards a new program in charge is `Started`,
+    /// and a return to the root process when it is no agent is `Exited`. A root that is gone, or a
+    /// process that vanished between reads, yields no change: the next look settles it.
+    pub fn look(
+        &mut self,
+        proc: &ProcFs,
+        groups: &mut Groups,
+        identify: &dyn Identify,
+    ) -> Option<Change> {
+        let root = proc.stat(self.root).ok()?;
+        let group = u32::try_from(root.tpgid)
             .ok()
             .filter(|&g| g > 0)
             .unwrap_or(self.root);
-        if self.last == Some(group) {
+        let leader_comm = if group == self.root {
+            root.comm
+        } else {
+            proc.stat(group).ok()?.comm
+        };
+        if let Some(last) = &self.last
+            && last.group == group
+            && last.leader_comm == leader_comm
+            && last.agent
+            && (last.chosen == group
+                || proc
+                    .stat(last.chosen)
+                    .is_ok_and(|s| s.comm == last.chosen_comm))
+        {
             return None;
         }
-        let first = self.last.is_none();
-        let root_group = u32::try_from(stat.pgrp).unwrap_or(self.root);
-        if !first && group == root_group {
-            self.last = Some(group);
-            return Some(Change::Exited);
+        let (fg, agent) = self.choose(proc, groups, identify, group)?;
+        let seen = Seen {
+            group,
+            leader_comm,
+            chosen: fg.pid,
+            chosen_comm: fg.comm.clone(),
+            agent,
+        };
+        let before = self.last.replace(seen);
+        match before {
+            Some(b) if (b.chosen, &b.chosen_comm) == (fg.pid, &fg.comm) => None,
+            Some(_) if fg.pid == self.root && !agent => Some(Change::Exited),
+            _ => Some(Change::Started(fg)),
         }
-        let foreground = proc.foreground(group).ok()?;
-        self.last = Some(group);
-        Some(Change::Started(foreground))
+    }
+
+    /// The group's agent, else its leader; and whether it is an agent.
+    fn choose(
+        &self,
+        proc: &ProcFs,
+        groups: &mut Groups,
+        identify: &dyn Identify,
+        group: u32,
+    ) -> Option<(Foreground, bool)> {
+        let leader = proc.foreground(group, group).ok()?;
+        if identify.is_agent(&leader.argv, &leader.comm) {
+            return Some((leader, true));
+        }
+        for &pid in groups.members(proc, group) {
+            if pid == group {
+                continue;
+            }
+            let Ok(member) = proc.foreground(group, pid) else {
+                continue;
+            };
+            if identify.is_agent(&member.argv, &member.comm) {
+                return Some((member, true));
+            }
+        }
+        Some((leader, false))
     }
 }
 
@@ -164,14 +297,29 @@ mod tests {
         fs::write(dir.join("comm"), format!("{comm}\n")).expect("comm");
     }
 
+    /// Agents are the programs named `claude`.
+    struct Claude;
+    impl Identify for Claude {
+        fn is_agent(&self, argv: &[String], comm: &str) -> bool {
+            comm == "claude" || argv.iter().any(|a| a.ends_with("/claude"))
+        }
+    }
+
+    fn look(probe: &mut Probe, proc: &ProcFs) -> Option<Change> {
+        probe.look(proc, &mut Groups::default(), &Claude)
+    }
+
     #[test]
     fn stat_fields_are_counted_from_the_last_parenthesis() {
-        let stat = parse_stat("42 (a) b) (c) S 1 40 40 34816 77 4194304").expect("parses");
+        let line = "42 (a) b) (c) S 1 40 40 34816 77 4194304 0 0 0 0 1 2 3 4 20 0 1 0 9876 100";
+        let stat = parse_stat(line).expect("parses");
         assert_eq!(
             stat,
             Stat {
+                comm: "a) b) (c".into(),
                 pgrp: 40,
-                tpgid: 77
+                tpgid: 77,
+                start_time: 9876,
             }
         );
         assert_eq!(parse_stat("garbage"), None);
@@ -193,11 +341,11 @@ mod tests {
         let proc = ProcFs::at(dir.path());
         write_proc(dir.path(), 100, 100, 100, &["-bash"], "bash");
         let mut probe = Probe::new(100);
-        let Some(Change::Started(shell)) = probe.look(&proc) else {
+        let Some(Change::Started(shell)) = look(&mut probe, &proc) else {
             panic!("the first look reports the shell");
         };
         assert_eq!(shell.comm, "bash");
-        assert_eq!(probe.look(&proc), None, "nothing changed");
+        assert_eq!(look(&mut probe, &proc), None, "nothing changed");
 
         write_proc(dir.path(), 100, 100, 200, &["-bash"], "bash");
         write_proc(
@@ -206,28 +354,79 @@ mod tests {
             200,
             200,
             &["node", "/usr/bin/claude"],
-            "claude",
+            "node",
         );
-        let Some(Change::Started(agent)) = probe.look(&proc) else {
+        let Some(Change::Started(agent)) = look(&mut probe, &proc) else {
             panic!("the agent took over");
         };
-        assert_eq!(agent.pgid, 200);
+        assert_eq!((agent.pgid, agent.pid), (200, 200));
         assert_eq!(agent.argv, ["node", "/usr/bin/claude"]);
-        assert_eq!(
-            probe.look(&proc),
-            None,
-            "argv is not re-read for the same group"
-        );
+        assert_eq!(look(&mut probe, &proc), None, "the same agent");
 
         write_proc(dir.path(), 100, 100, 100, &["-bash"], "bash");
-        assert_eq!(probe.look(&proc), Some(Change::Exited));
-        assert_eq!(probe.look(&proc), None);
+        assert_eq!(look(&mut probe, &proc), Some(Change::Exited));
+        assert_eq!(look(&mut probe, &proc), None);
+    }
+
+    #[test]
+    fn an_agent_that_is_not_its_group_leader_is_found_among_the_members() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let proc = ProcFs::at(dir.path());
+        // `sh -c 'cd proj && claude; echo done'` as the pane's root: claude stays in sh's group.
+        write_proc(
+            dir.path(),
+            100,
+            100,
+            100,
+            &["sh", "-c", "cd p && claude"],
+            "sh",
+        );
+        let mut probe = Probe::new(100);
+        assert!(matches!(look(&mut probe, &proc), Some(Change::Started(f)) if f.comm == "sh"));
+        write_proc(dir.path(), 150, 100, 100, &["claude"], "claude");
+        let Some(Change::Started(agent)) = look(&mut probe, &proc) else {
+            panic!("the member agent is reported");
+        };
+        assert_eq!(
+            (agent.pgid, agent.pid, agent.comm.as_str()),
+            (100, 150, "claude")
+        );
+        assert_eq!(look(&mut probe, &proc), None);
+        fs::remove_dir_all(dir.path().join("150")).expect("claude exits");
+        assert_eq!(
+            look(&mut probe, &proc),
+            Some(Change::Exited),
+            "back to the wrapper"
+        );
+    }
+
+    #[test]
+    fn an_exec_in_place_is_a_new_program() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let proc = ProcFs::at(dir.path());
+        // `sleep 1; exec claude`: same pid, same group, a new executable.
+        write_proc(
+            dir.path(),
+            100,
+            100,
+            100,
+            &["sh", "-c", "sleep 1; exec claude"],
+            "sh",
+        );
+        let mut probe = Probe::new(100);
+        assert!(matches!(look(&mut probe, &proc), Some(Change::Started(f)) if f.comm == "sh"));
+        write_proc(dir.path(), 100, 100, 100, &["claude"], "claude");
+        let Some(Change::Started(agent)) = look(&mut probe, &proc) else {
+            panic!("the exec'd agent is reported");
+        };
+        assert_eq!((agent.pid, agent.comm.as_str()), (100, "claude"));
+        assert_eq!(look(&mut probe, &proc), None);
     }
 
     #[test]
     fn a_vanished_root_is_no_change() {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut probe = Probe::new(4242);
-        assert_eq!(probe.look(&ProcFs::at(dir.path())), None);
+        assert_eq!(look(&mut probe, &ProcFs::at(dir.path())), None);
     }
 }

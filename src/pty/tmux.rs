@@ -8,15 +8,18 @@
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
+use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 /// The `list-panes` format: one tab-separated line per pane, the title last because it may hold tabs.
-const FORMAT: &str = "#{pane_id}\t#{window_id}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}\t\
+const FORMAT: &str = "#{pid}\t#{pane_id}\t#{window_id}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}\t\
                       #{alternate_on}\t#{cursor_x}\t#{cursor_y}\t#{pane_width}\t#{pane_height}\t#{pane_title}";
 
 /// What `list-panes` says about one pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PaneInfo {
+    /// The tmux server's pid (with its start time, the server instance: a new server reuses `%3`).
+    pub server_pid: u32,
     /// tmux's pane id, `%3`.
     pub id: String,
     /// The window it is in, `@1`.
@@ -49,12 +52,27 @@ impl PaneInfo {
     /// Parses one line of `list-panes -F FORMAT`.
     pub fn parse(line: &str) -> Result<PaneInfo, BadLine> {
         let bad = || BadLine(line.to_owned());
-        let f: Vec<&str> = line.splitn(11, '\t').collect();
-        let [id, window, pid, tty, command, alternate, x, y, w, h, title] = f[..] else {
+        let f: Vec<&str> = line.splitn(12, '\t').collect();
+        let [
+            server_pid,
+            id,
+            window,
+            pid,
+            tty,
+            command,
+            alternate,
+            x,
+            y,
+            w,
+            h,
+            title,
+        ] = f[..]
+        else {
             return Err(bad());
         };
         let number = |s: &str| s.parse::<u16>().map_err(|_| bad());
         Ok(PaneInfo {
+            server_pid: server_pid.parse().map_err(|_| bad())?,
             id: id.to_owned(),
             window: window.to_owned(),
             pid: pid.parse().map_err(|_| bad())?,
@@ -97,29 +115,66 @@ impl fmt::Display for TmuxError {
 
 impl std::error::Error for TmuxError {}
 
-/// One tmux server, addressed like `tmux -L NAME` (or the user's default server).
+/// How a tmux server is addressed: the user's default server, `tmux -L NAME`, or `tmux -S PATH`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub enum Socket {
+    /// The default server of this user (`default` in tmux's socket directory).
+    #[default]
+    Default,
+    /// `tmux -L NAME`.
+    Name(String),
+    /// `tmux -S PATH`.
+    Path(PathBuf),
+}
+
+impl Socket {
+    /// The socket of the tmux server a pane runs under, from its `$TMUX` (`PATH,SERVER_PID,SESSION`).
+    pub fn from_env(tmux: &str) -> Option<Socket> {
+        let path = tmux.rsplitn(3, ',').nth(2)?;
+        (!path.is_empty()).then(|| Socket::Path(PathBuf::from(path)))
+    }
+
+    /// The name lookout pane ids carry for this server: none for the default server, else the
+    /// socket's file name (so `-L work` and `-S /tmp/tmux-1000/work` name the same server alike).
+    pub fn label(&self) -> Option<String> {
+        let name = match self {
+            Socket::Default => return None,
+            Socket::Name(name) => name.clone(),
+            Socket::Path(path) => path.file_name()?.to_string_lossy().into_owned(),
+        };
+        (name != "default").then_some(name)
+    }
+
+    /// The lookout pane id of tmux pane `id` (`%3`) on this server: `tmux:%3`, or `tmux:NAME:%3`.
+    /// The tmux source opens panes under this id and `lookout report` finds its pane by it.
+    pub fn pane_id(&self, id: &str) -> String {
+        match self.label() {
+            Some(name) => format!("tmux:{name}:{id}"),
+            None => format!("tmux:{id}"),
+        }
+    }
+}
+
+/// One tmux server.
 #[derive(Debug, Clone, Default)]
 pub struct Tmux {
-    socket_name: Option<String>,
+    socket: Socket,
 }
 
 impl Tmux {
-    /// The tmux server named `socket_name` (`tmux -L`), or the default one.
-    pub fn new(socket_name: Option<String>) -> Self {
-        Tmux { socket_name }
+    /// The tmux server at `socket`.
+    pub fn new(socket: Socket) -> Self {
+        Tmux { socket }
     }
 
-    /// The `-L` name, if one was given.
-    pub fn socket_name(&self) -> Option<&str> {
-        self.socket_name.as_deref()
+    /// How this server is addressed.
+    pub fn socket(&self) -> &Socket {
+        &self.socket
     }
 
     fn run(&self, args: &[&str]) -> Result<Output, TmuxError> {
-        let mut command = Command::new("tmux");
-        if let Some(name) = &self.socket_name {
-            command.arg("-L").arg(name);
-        }
-        let output = command
+        let output = Command::new("tmux")
+            .args(self.socket_args())
             .args(args)
             .stdin(Stdio::null())
             .output()
@@ -134,9 +189,29 @@ impl Tmux {
         }
     }
 
+    fn socket_args(&self) -> Vec<OsString> {
+        match &self.socket {
+            Socket::Default => Vec::new(),
+            Socket::Name(name) => vec!["-L".into(), name.into()],
+            Socket::Path(path) => vec!["-S".into(), path.into()],
+        }
+    }
+
     /// Whether a server answers at all.
     pub fn is_running(&self) -> bool {
         self.run(&["list-sessions"]).is_ok()
+    }
+
+    /// The server's socket path and pid, as tmux itself reports them.
+    pub fn server(&self) -> Result<(PathBuf, u32), TmuxError> {
+        let output = self.run(&["display-message", "-p", "#{socket_path}\t#{pid}"])?;
+        let text = String::from_utf8_lossy(&output.stdout);
+        let bad = || TmuxError::Failed {
+            command: "display-message".into(),
+            stderr: format!("unexpected answer {text:?}"),
+        };
+        let (path, pid) = text.trim_end().rsplit_once('\t').ok_or_else(bad)?;
+        Ok((PathBuf::from(path), pid.parse().map_err(|_| bad())?))
     }
 
     /// Every pane of every session; lines tmux writes in another shape are skipped.
@@ -154,7 +229,8 @@ impl Tmux {
         Ok(self.run(&["capture-pane", "-p", "-e", "-t", id])?.stdout)
     }
 
-    /// Sets (or, for an empty `value`, unsets) a user option of a pane (`scope` `-p`) or window (`-w`).
+    /// Sets (or, for an empty `value`, unsets) a user option of a pane (`-p`), window (`-w`) or the
+    /// server's global options (`-g`, `target` ignored).
     pub fn set_option(
         &self,
         scope: Scope,
@@ -163,21 +239,54 @@ impl Tmux {
         value: &str,
     ) -> Result<(), TmuxError> {
         let flag = scope.flag();
+        let mut args = vec!["set-option", flag];
         if value.is_empty() {
-            self.run(&["set-option", flag, "-u", "-t", target, name])?;
-        } else {
-            self.run(&["set-option", flag, "-t", target, name, value])?;
+            args.push("-u");
         }
+        if scope != Scope::Global {
+            args.extend(["-t", target]);
+        }
+        args.push(name);
+        if !value.is_empty() {
+            args.push(value);
+        }
+        self.run(&args)?;
         Ok(())
+    }
+
+    /// Every `@lookout_*` user option set on any pane or window, as (scope, target, name): what a
+    /// source that died without cleaning up left behind.
+    pub fn lookout_options(&self) -> Vec<(Scope, String, String)> {
+        let mut found = Vec::new();
+        for (scope, list, target) in [
+            (Scope::Pane, "list-panes", "#{pane_id}"),
+            (Scope::Window, "list-windows", "#{window_id}"),
+        ] {
+            let Ok(targets) = self.run(&[list, "-a", "-F", target]) else {
+                continue;
+            };
+            for target in String::from_utf8_lossy(&targets.stdout).lines() {
+                let Ok(shown) = self.run(&["show-options", scope.flag(), "-t", target]) else {
+                    continue;
+                };
+                for line in String::from_utf8_lossy(&shown.stdout).lines() {
+                    if let Some(name) = line
+                        .split_whitespace()
+                        .next()
+                        .filter(|n| n.starts_with("@lookout_"))
+                    {
+                        found.push((scope, target.to_owned(), name.to_owned()));
+                    }
+                }
+            }
+        }
+        found
     }
 
     /// The argv prefix of this server, for callers that run tmux themselves (tests, docs).
     pub fn argv_prefix(&self) -> Vec<OsString> {
         let mut argv = vec![OsString::from("tmux")];
-        if let Some(name) = &self.socket_name {
-            argv.push("-L".into());
-            argv.push(name.into());
-        }
+        argv.extend(self.socket_args());
         argv
     }
 }
@@ -189,6 +298,8 @@ pub enum Scope {
     Pane,
     /// A window option (`set-option -w`).
     Window,
+    /// A global server option (`set-option -g`).
+    Global,
 }
 
 impl Scope {
@@ -196,6 +307,7 @@ impl Scope {
         match self {
             Scope::Pane => "-p",
             Scope::Window => "-w",
+            Scope::Global => "-g",
         }
     }
 }
@@ -239,7 +351,7 @@ mod tests {
     use super::*;
 
     fn info() -> PaneInfo {
-        PaneInfo::parse("%3\t@1\t4242\t/dev/pts/4\tbash\t0\t2\t1\t20\t3\tmy\ttitle")
+        PaneInfo::parse("77\t%3\t@1\t4242\t/dev/pts/4\tbash\t0\t2\t1\t20\t3\tmy\ttitle")
             .expect("parses")
     }
 
@@ -260,7 +372,8 @@ mod tests {
         );
         assert!(!info.alternate);
         assert_eq!(info.title, "my\ttitle");
-        assert!(PaneInfo::parse("%3\t@1\tnot-a-pid").is_err());
+        assert_eq!(info.server_pid, 77);
+        assert!(PaneInfo::parse("77\t%3\t@1\tnot-a-pid").is_err());
         assert!(PaneInfo::parse("").is_err());
     }
 
@@ -286,6 +399,18 @@ mod tests {
         parser.process(&repaint(&info, b"full\nscreen\napp\n"));
         assert!(parser.screen().alternate_screen());
         assert_eq!(parser.screen().contents(), "full\nscreen\napp");
+    }
+
+    #[test]
+    fn pane_ids_name_the_server_unless_it_is_the_default_one() {
+        assert_eq!(Socket::Default.pane_id("%3"), "tmux:%3");
+        assert_eq!(Socket::Name("t1".into()).pane_id("%3"), "tmux:t1:%3");
+        let from_env = Socket::from_env("/tmp/tmux-1000/default,4242,0").expect("parses");
+        assert_eq!(from_env, Socket::Path("/tmp/tmux-1000/default".into()));
+        assert_eq!(from_env.pane_id("%3"), "tmux:%3");
+        let named = Socket::from_env("/tmp/tmux-1000/work,1,2").expect("parses");
+        assert_eq!(named.pane_id("%0"), "tmux:work:%0");
+        assert_eq!(Socket::from_env("garbage"), None);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::server::protocol::{MAX_LINE, Request, Response, WireError, parse_line
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
 use serde_json::Value;
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
@@ -92,7 +92,7 @@ pub enum BindError {
 
 /// Binds `path`: creates its directory 0700, replaces a stale socket, refuses a live one, and
 /// makes the socket 0600 (other users cannot connect).
-pub fn bind(path: &Path) -> Result<UnixListener, BindError> {
+pub fn bind(path: &Path) -> Result<(UnixListener, ServerLock), BindError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.exists() {
             std::fs::DirBuilder::new()
@@ -111,6 +111,9 @@ pub fn bind(path: &Path) -> Result<UnixListener, BindError> {
             let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         }
     }
+    // Whoever holds the lock owns the socket path: several servers started at once cannot remove
+    // each other's socket while replacing a stale one.
+    let lock = ServerLock::take(path)?;
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
             return Err(BindError::Live);
@@ -120,7 +123,62 @@ pub fn bind(path: &Path) -> Result<UnixListener, BindError> {
     let listener = UnixListener::bind(path).map_err(BindError::Io)?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
         .map_err(BindError::Io)?;
-    Ok(listener)
+    Ok((listener, lock))
+}
+
+/// The exclusive lock on `<socket>.lock`, held for the server's life; the file holds its pid.
+#[derive(Debug)]
+pub struct ServerLock {
+    _file: nix::fcntl::Flock<std::fs::File>,
+}
+
+impl ServerLock {
+    /// The lock file beside `socket`.
+    pub fn path(socket: &Path) -> std::path::PathBuf {
+        let mut name = socket.as_os_str().to_owned();
+        name.push(".lock");
+        name.into()
+    }
+
+    fn take(socket: &Path) -> Result<ServerLock, BindError> {
+        use nix::fcntl::{Flock, FlockArg};
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(Self::path(socket))
+            .map_err(BindError::Io)?;
+        let mut file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+            Ok(locked) => locked,
+            Err((_, nix::errno::Errno::EWOULDBLOCK)) => return Err(BindError::Live),
+            Err((_, e)) => return Err(BindError::Io(e.into())),
+        };
+        file.set_len(0).map_err(BindError::Io)?;
+        write!(file, "{}", std::process::id()).map_err(BindError::Io)?;
+        Ok(ServerLock { _file: file })
+    }
+
+    /// Whether a server still holds the lock on `socket` (it is finishing its final tick).
+    pub fn holder_alive(socket: &Path) -> bool {
+        let Ok(file) = std::fs::File::open(Self::path(socket)) else {
+            return false;
+        };
+        match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock) {
+            Ok(_) => false,
+            Err((_, e)) => e == nix::errno::Errno::EWOULDBLOCK,
+        }
+    }
+
+    /// The pid written by the server holding the lock on `socket`, if any.
+    pub fn holder(socket: &Path) -> Option<u32> {
+        std::fs::read_to_string(Self::path(socket))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
 }
 
 /// Accepts connections until `stop` is set (the stopper then connects once to wake `accept`).

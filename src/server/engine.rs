@@ -10,14 +10,15 @@ use crate::components::{AgentKind, Attention, Labels, Lifecycle, PaneId};
 use crate::event::{Change, Event, EventSeq};
 use crate::panes;
 use crate::report::{Answer, Report, ReportBody};
-use crate::resources::{Clock, EventCounter, EventOutbox, PaneIndex, Ticket};
+use crate::resources::{Clock, EventCounter, EventOutbox, Manifests, PaneIndex, Ticket};
 use crate::server::conn::{Incoming, Peer};
 use crate::server::mirror::{self, Ingested};
 use crate::server::protocol::{Request, WireError, event_line};
+use crate::server::sources::{Sources, record_instance, same_instance};
 use crate::server::store::{PaneRow, Store};
 use crate::server::subscribe::Waiters;
 use bevy_ecs::world::World;
-use crossbeam_channel::{Receiver, select};
+use crossbeam_channel::{Receiver, Sender, select};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -34,9 +35,24 @@ struct Pending {
     session: bool,
 }
 
+/// What the server says about itself (`server.info`) and how it is reached and stopped.
+#[derive(Debug, Clone)]
+pub struct Identity {
+    /// The socket the server listens on (its sources connect back to it).
+    pub socket: PathBuf,
+    /// The static part of `server.info` (pid, version, paths, manifest warnings).
+    pub info: Value,
+    /// When it started.
+    pub started: Instant,
+    /// Stops the server (`server.stop`).
+    pub stop: Sender<()>,
+}
+
 /// The world and everything the world thread keeps.
 pub struct Engine {
     pub(crate) world: World,
+    identity: Identity,
+    sources: Sources,
     store: Option<Store>,
     mirror_dir: Option<PathBuf>,
     pending: HashMap<Ticket, Pending>,
@@ -52,12 +68,19 @@ const REPORT_BATCH: Duration = Duration::from_millis(20);
 
 impl Engine {
     /// An engine over `world`, continuing the event numbering from the store's log.
-    pub fn new(mut world: World, store: Option<Store>, mirror_dir: Option<PathBuf>) -> Engine {
+    pub fn new(
+        mut world: World,
+        identity: Identity,
+        store: Option<Store>,
+        mirror_dir: Option<PathBuf>,
+    ) -> Engine {
         if let Some(last) = store.as_ref().and_then(|s| s.last_seq().ok()) {
             world.resource_mut::<EventCounter>().0 = EventSeq(last);
         }
         Engine {
             world,
+            identity,
+            sources: Sources::default(),
             store,
             mirror_dir,
             pending: HashMap::new(),
@@ -67,9 +90,22 @@ impl Engine {
         }
     }
 
+    /// Attaches the sources the store remembers (call once the socket accepts).
+    pub fn resume_sources(&mut self) {
+        let catalog = self.world.resource::<Manifests>().0.clone();
+        self.sources
+            .resume(&self.identity.socket, &catalog, self.store.as_ref());
+    }
+
     /// Runs until `shutdown` fires or every request sender is gone; ends with a final tick so
-    /// queued reports are answered and persisted.
-    pub fn run(mut self, requests: Receiver<Incoming>, shutdown: Receiver<()>, tick: Duration) {
+    /// queued reports are answered and persisted. Returns the running sources for the caller to
+    /// stop once no request can reach the world any more.
+    pub fn run(
+        mut self,
+        requests: Receiver<Incoming>,
+        shutdown: Receiver<()>,
+        tick: Duration,
+    ) -> Sources {
         let ticker = crossbeam_channel::tick(tick);
         loop {
             let wake = self
@@ -95,6 +131,7 @@ impl Engine {
             }
         }
         self.tick();
+        self.sources
     }
 
     /// Answers one request (reports and waits are answered later).
@@ -120,6 +157,23 @@ impl Engine {
             Request::PaneOpen(open) => self.open(open),
             Request::PaneClose(pane) => self.close(&pane),
             Request::PaneList => Ok(self.snapshot()),
+            Request::ServerInfo => Ok(self.info()),
+            Request::ServerStop => {
+                peer.reply(&id, Ok(json!({})));
+                let _ = self.identity.stop.try_send(());
+                return;
+            }
+            Request::SourceAttach(a) => {
+                let catalog = self.world.resource::<Manifests>().0.clone();
+                Ok(self.sources.attach(
+                    a.tmux,
+                    a.set_options,
+                    &self.identity.socket,
+                    catalog,
+                    self.store.as_ref(),
+                ))
+            }
+            Request::SourceList => Ok(self.sources.list(self.store.as_ref())),
             other => super::handlers::handle(&mut self.world, other),
         };
         peer.reply(&id, result);
@@ -138,6 +192,22 @@ impl Engine {
         json!({"seq": seq, "panes": panes::states(&self.world)})
     }
 
+    fn info(&self) -> Value {
+        let mut info = self.identity.info.clone();
+        if let Value::Object(map) = &mut info {
+            let uptime = self.identity.started.elapsed().as_millis();
+            map.insert(
+                "uptime_ms".into(),
+                json!(u64::try_from(uptime).unwrap_or(u64::MAX)),
+            );
+            map.insert(
+                "panes".into(),
+                json!(self.world.resource::<PaneIndex>().0.len()),
+            );
+        }
+        info
+    }
+
     fn open(&mut self, open: super::protocol::PaneOpen) -> Result<Value, WireError> {
         if self.world.resource::<PaneIndex>().get(&open.pane).is_some() {
             return Err(WireError::new(
@@ -147,6 +217,24 @@ impl Engine {
                     open.pane
                 ),
             ));
+        }
+        if let (Some(store), Some(instance)) = (self.store.as_ref(), open.instance.as_deref()) {
+            // A pane id reused by a new instance (a new tmux server's `%2`) starts fresh.
+            let fresh = match same_instance(store, &open.pane, Some(instance)) {
+                Ok(same) => !same,
+                Err(e) => {
+                    eprintln!("lookout: {e}");
+                    true
+                }
+            };
+            let forgotten = if fresh {
+                store.forget(&open.pane)
+            } else {
+                Ok(())
+            };
+            if let Err(e) = forgotten.and_then(|()| record_instance(store, &open.pane, instance)) {
+                eprintln!("lookout: {e}");
+            }
         }
         let restore = match self.store.as_ref().map(|s| s.restore(&open.pane)) {
             Some(Ok(r)) => r,

@@ -16,6 +16,7 @@ pub mod engine;
 mod handlers;
 pub mod mirror;
 pub mod protocol;
+pub mod sources;
 pub mod store;
 pub mod subscribe;
 
@@ -85,6 +86,8 @@ pub struct Config {
     pub manifests: Vec<PathBuf>,
     /// The mirror directory to ingest (§8.3); `None` ingests nothing.
     pub mirror_dir: Option<PathBuf>,
+    /// Where this server's output goes, when it runs detached (shown by `server.info`).
+    pub log: Option<PathBuf>,
 }
 
 impl Config {
@@ -96,6 +99,7 @@ impl Config {
             tick: Duration::from_millis(500),
             manifests: Vec::new(),
             mirror_dir: Some(default_mirror_dir()),
+            log: None,
         }
     }
 }
@@ -136,6 +140,7 @@ impl std::error::Error for ServeError {}
 pub struct Server {
     config: Config,
     listener: UnixListener,
+    _lock: conn::ServerLock,
     engine: engine::Engine,
     stop_tx: Sender<()>,
     stop_rx: crossbeam_channel::Receiver<()>,
@@ -167,17 +172,34 @@ impl Server {
         };
         let (catalog, errors) = Catalog::standard(&config.manifests);
         // Bound last, so a client that can connect finds a server ready to answer.
-        let listener = conn::bind(&config.socket).map_err(|e| match e {
+        let (listener, lock) = conn::bind(&config.socket).map_err(|e| match e {
             conn::BindError::Live => ServeError::AlreadyRunning(config.socket.clone()),
             conn::BindError::Io(e) => ServeError::Socket(config.socket.clone(), e),
         })?;
         let world = crate::world(Arc::new(catalog));
-        let engine = engine::Engine::new(world, store, config.mirror_dir.clone());
         let (stop_tx, stop_rx) = bounded(1);
+        let warnings: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        let identity = engine::Identity {
+            socket: config.socket.clone(),
+            info: serde_json::json!({
+                "pid": std::process::id(),
+                "version": env!("CARGO_PKG_VERSION"),
+                "protocol": protocol::PROTOCOL_VERSION,
+                "started": crate::event::rfc3339(std::time::SystemTime::now()),
+                "socket": config.socket,
+                "db": config.db,
+                "log": config.log,
+                "manifest_warnings": warnings,
+            }),
+            started: std::time::Instant::now(),
+            stop: stop_tx.clone(),
+        };
+        let engine = engine::Engine::new(world, identity, store, config.mirror_dir.clone());
         Ok((
             Server {
                 config,
                 listener,
+                _lock: lock,
                 engine,
                 stop_tx,
                 stop_rx,
@@ -196,8 +218,9 @@ impl Server {
         let Server {
             config,
             listener,
-            engine,
+            mut engine,
             stop_rx,
+            _lock,
             ..
         } = self;
         let (requests_tx, requests_rx) = unbounded();
@@ -207,11 +230,14 @@ impl Server {
             .name("lookout-accept".into())
             .spawn(move || conn::accept_loop(listener, requests_tx, flag))
             .map_err(ServeError::Thread)?;
-        engine.run(requests_rx, stop_rx, config.tick);
+        engine.resume_sources();
+        let sources = engine.run(requests_rx, stop_rx, config.tick);
         // Wake the acceptor so it sees the flag, then take the socket away.
         stop_accepting.store(true, Ordering::Relaxed);
         let _ = UnixStream::connect(&config.socket);
         let _ = std::fs::remove_file(&config.socket);
+        // No request reaches the world any more, so a source's last call fails fast and it cleans up.
+        sources.stop_all(Duration::from_secs(3));
         Ok(())
     }
 

@@ -34,6 +34,10 @@ pub const FEATURES: &[&str] = &[
     "agent.wait",
     "subscribe",
     "mirror",
+    "server.info",
+    "server.stop",
+    "source.attach",
+    "source.list",
 ];
 
 /// The longest request line accepted (§8.1); longer lines are answered `too_large`.
@@ -130,6 +134,21 @@ pub struct PaneOpen {
     /// The agent kind, when the embedder knows it.
     #[serde(default)]
     pub kind: Option<String>,
+    /// The instance of the thing the pane lives in (a tmux server's pid and start time): a stored
+    /// state is resumed only under the same instance, so a reused id is a new pane.
+    #[serde(default)]
+    pub instance: Option<String>,
+}
+
+/// `source.attach` params: watch the tmux server at `tmux` (its socket path).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceAttach {
+    /// The tmux server's socket path (`#{socket_path}`).
+    pub tmux: std::path::PathBuf,
+    /// Also write `@lookout_*` options on it.
+    #[serde(default)]
+    pub set_options: bool,
 }
 
 /// `pane.process` params.
@@ -185,6 +204,14 @@ pub enum Request {
     AgentWait(String, Vec<LifecycleState>, u64),
     /// `subscribe`.
     Subscribe,
+    /// `server.info`: pid, version, uptime, paths, manifest warnings.
+    ServerInfo,
+    /// `server.stop`: a final tick, then the server exits.
+    ServerStop,
+    /// `source.attach`.
+    SourceAttach(SourceAttach),
+    /// `source.list`.
+    SourceList,
 }
 
 /// Default `agent.wait` timeout when the client gives none.
@@ -345,6 +372,19 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
                 ));
             }
             Request::AgentWait(w.pane, w.until, w.timeout_ms.unwrap_or(DEFAULT_WAIT_MS))
+        }
+        "server.info" => {
+            let _: Map<String, Value> = params(method, p)?;
+            Request::ServerInfo
+        }
+        "server.stop" => {
+            let _: Map<String, Value> = params(method, p)?;
+            Request::ServerStop
+        }
+        "source.attach" => Request::SourceAttach(params(method, p)?),
+        "source.list" => {
+            let _: Map<String, Value> = params(method, p)?;
+            Request::SourceList
         }
         "subscribe" => {
             let _: Empty = params(method, p)

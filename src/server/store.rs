@@ -33,13 +33,14 @@ impl std::error::Error for StoreError {
     }
 }
 
-fn ctx(doing: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
+pub(super) fn ctx(doing: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
     move |source| StoreError { doing, source }
 }
 
 /// Migrations in order; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`. Never edit
 /// one that has shipped: add the next.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
     CREATE TABLE panes (
         pane TEXT PRIMARY KEY,
         kind TEXT,
@@ -59,7 +60,12 @@ const MIGRATIONS: &[&str] = &["
         body TEXT NOT NULL
     );
     CREATE INDEX events_by_pane ON events (pane, seq);
-"];
+",
+    "
+    CREATE TABLE pane_instances (pane TEXT PRIMARY KEY, instance TEXT NOT NULL);
+    CREATE TABLE sources (tmux TEXT PRIMARY KEY, set_options INTEGER NOT NULL);
+",
+];
 
 /// One pane's row, as the tick writes it.
 #[derive(Debug, Clone)]
@@ -79,7 +85,8 @@ pub struct PaneRow<'a> {
 /// The open database.
 #[derive(Debug)]
 pub struct Store {
-    conn: Connection,
+    /// Also used by `sources` for its own two tables.
+    pub(super) conn: Connection,
 }
 
 impl Store {
@@ -236,8 +243,16 @@ impl Store {
     /// Forgets `pane` (`pane.close`): its row goes, its events stay.
     pub fn forget(&self, pane: &str) -> Result<(), StoreError> {
         self.conn
-            .execute("DELETE FROM panes WHERE pane = ?1", [pane])
-            .map(drop)
+            .execute_batch("SAVEPOINT forget")
+            .and_then(|()| {
+                self.conn
+                    .execute("DELETE FROM panes WHERE pane = ?1", [pane])
+            })
+            .and_then(|_| {
+                self.conn
+                    .execute("DELETE FROM pane_instances WHERE pane = ?1", [pane])
+            })
+            .and_then(|_| self.conn.execute_batch("RELEASE forget"))
             .map_err(ctx("forget pane"))
     }
 

@@ -7,6 +7,7 @@
 //! every state. Touches PTYs, child processes, the fixtures directory and the server socket.
 
 use crate::cli::link::{Link, Registration};
+use crate::manifest::Catalog;
 use crate::pty::asciicast::{self, EventKind};
 use crate::pty::spawn::{self, ChildProcess, SpawnRequest};
 use crate::pty::terminal::{self, WindowSize};
@@ -14,6 +15,7 @@ use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Arguments of the hidden `lookout demo-agent`.
@@ -262,6 +264,8 @@ pub fn start(socket: &Path, scripted: bool) -> anyhow::Result<Demo> {
         _writers: Vec::new(),
         description,
     };
+    // The demo names every pane's kind; the catalog only answers the probe.
+    let catalog = Arc::new(Catalog::bundled().0);
     for source in sources {
         let text_argv = source
             .argv
@@ -277,7 +281,7 @@ pub fn start(socket: &Path, scripted: bool) -> anyhow::Result<Demo> {
             pid: spawned.pid,
             argv: text_argv,
         };
-        let link = Link::start(socket, registration);
+        let link = Link::start(socket, registration, catalog.clone());
         pump(spawned.reader, link);
         demo.children.push(spawned.child);
         demo._writers.push(spawned.writer);
@@ -286,7 +290,7 @@ pub fn start(socket: &Path, scripted: bool) -> anyhow::Result<Demo> {
 }
 
 /// Copies a demo agent's output to its link until the agent's terminal closes.
-fn pump(mut reader: Box<dyn Read + Send>, link: Option<Link>) {
+fn pump(mut reader: Box<dyn Read + Send>, link: Link) {
     let _ = std::thread::Builder::new()
         .name("lookout-demo".into())
         .spawn(move || {
@@ -295,9 +299,7 @@ fn pump(mut reader: Box<dyn Read + Send>, link: Option<Link>) {
                 if n == 0 {
                     break;
                 }
-                if let Some(link) = &link {
-                    link.output(&buf[..n]);
-                }
+                link.output(&buf[..n]);
             }
         });
 }

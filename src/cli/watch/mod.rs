@@ -1,16 +1,16 @@
 //! `lookout watch [--demo] [--once]`: the live board, and lookout's one-command start (issue 5).
 //!
-//! Makes sure a server runs (starting an embedded one with the default store if none answers), attaches
-//! the tmux watcher in-process when a tmux server runs, optionally adds demo panes, then shows every
-//! pane full-screen, repainting on each event (subscribe) and once a second for the "since" column.
+//! Makes sure the per-user server runs (starting it detached if none answers, §12), has it watch the
+//! tmux server when one runs (the server's own source: a board only views, so any number of boards
+//! can be open), optionally adds demo panes, then shows every pane full-screen, repainting on each
+//! event (subscribe) and once a second for the "since" column.
 //! Keys: `j`/`k` or arrows select, `s` marks the selected pane seen, `q` quits. Touches the outer
 //! terminal (alternate screen, raw mode, always restored), the server socket, tmux and PTYs (demo).
 
 pub mod demo;
 pub mod render;
 
-use crate::cli::embed;
-use crate::cli::tmux::Watcher;
+use crate::cli::daemon;
 use crate::panes::PaneState;
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
 use crate::pty::tmux::Tmux;
@@ -48,17 +48,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args
         .socket
         .unwrap_or_else(crate::server::default_socket_path);
-    let _embedded = embed::ensure(&socket)?;
+    let mut client = daemon::connect(&socket)?;
     let mut status = String::new();
-    let tmux = Tmux::new(None);
-    let attach = !args.no_tmux && tmux.is_running();
-    if attach && args.once {
-        // One look now, so a single frame already shows the tmux panes.
-        let mut client = Client::connect(&socket)?;
-        let _ = Watcher::new(tmux.clone(), false).tick(&mut client);
-    } else if attach {
-        attach_tmux(&socket, tmux);
-        status.push_str("tmux attached  ");
+    if let Some(line) = super::skipped_manifests(&mut client) {
+        status.push_str(&line);
+        status.push_str("  ");
+    }
+    let tmux = Tmux::new(super::tmux::chosen(None));
+    if let (false, Ok((path, _))) = (args.no_tmux, tmux.server()) {
+        super::tmux::attach(&mut client, &path, false)?;
+        if args.once {
+            // A single frame should already show the tmux panes.
+            super::tmux::wait_first_round(&mut client, &path);
+        }
+        status.push_str("tmux watched  ");
     }
     let _demo = if args.demo {
         let demo = demo::start(&socket, args.demo_scripted)?;
@@ -68,7 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         None
     };
     let mut board = Board {
-        client: Client::connect(&socket)?,
+        client,
         panes: Vec::new(),
         selected: None,
         status,
@@ -82,27 +85,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     interactive(&socket, &mut board)?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// The tmux watcher on its own thread with its own connection; it ends with the process.
-fn attach_tmux(socket: &Path, tmux: Tmux) {
-    let socket = socket.to_path_buf();
-    let _ = std::thread::Builder::new()
-        .name("lookout-tmux".into())
-        .spawn(move || {
-            let mut watcher = Watcher::new(tmux, false);
-            let mut client = Client::connect(&socket).ok();
-            loop {
-                match client.as_mut().map(|c| watcher.tick(c)) {
-                    Some(Ok(())) => {}
-                    _ => {
-                        watcher.forget_server();
-                        client = Client::connect(&socket).ok();
-                    }
-                }
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        });
 }
 
 /// What the board shows and the connection it reads through.

@@ -1,59 +1,10 @@
 //! Drawing the board: pane states in, one frame of plain ANSI text out (SPEC §9, issue 5).
 //!
-//! Pure: no terminal, no clock (the caller passes "now"), so a frame is unit-tested as a string. Also
-//! home of [`Badge`], the one ranking of states (blocked > done-unread > working > idle) that the board's
-//! roll-up and `lookout tmux`'s window options share.
+//! Pure: no terminal, no clock (the caller passes "now"), so a frame is unit-tested as a string.
 
-use crate::components::LifecycleState;
-use crate::panes::PaneState;
+use crate::panes::{Badge, PaneState};
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
-
-/// What a pane asks of its person, most urgent last (so `max` is the worst).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Badge {
-    /// Nothing to do: idle, or done and already seen.
-    Idle,
-    /// Running a turn.
-    Working,
-    /// Finished a turn nobody has read.
-    Done,
-    /// Waiting for an answer.
-    Blocked,
-}
-
-impl Badge {
-    /// The badge of one pane.
-    pub fn of(state: &PaneState) -> Badge {
-        match state.lifecycle {
-            LifecycleState::Blocked => Badge::Blocked,
-            _ if state.input_required => Badge::Blocked,
-            LifecycleState::Done if state.unread => Badge::Done,
-            LifecycleState::Working => Badge::Working,
-            LifecycleState::Done | LifecycleState::Idle => Badge::Idle,
-        }
-    }
-
-    /// The word shown for it (the lifecycle names of the wire).
-    pub fn name(self) -> &'static str {
-        match self {
-            Badge::Idle => "idle",
-            Badge::Working => "working",
-            Badge::Done => "done",
-            Badge::Blocked => "blocked",
-        }
-    }
-
-    /// Its SGR colour: blocked red, done teal, working yellow, idle plain.
-    pub fn sgr(self) -> &'static str {
-        match self {
-            Badge::Blocked => "\x1b[1;31m",
-            Badge::Done => "\x1b[1;36m",
-            Badge::Working => "\x1b[33m",
-            Badge::Idle => "\x1b[2m",
-        }
-    }
-}
 
 /// Everything one frame shows.
 #[derive(Debug, Clone, Copy)]
@@ -226,8 +177,12 @@ pub fn since(rfc3339: &str, now: SystemTime) -> String {
     let Some(then) = parse_rfc3339(rfc3339) else {
         return "?".into();
     };
-    let secs = now.duration_since(then).unwrap_or(Duration::ZERO).as_secs();
-    match secs {
+    age(now.duration_since(then).unwrap_or(Duration::ZERO))
+}
+
+/// `12s`, `3m`, `2h`, `4d`: a duration as the board shows it.
+pub fn age(d: Duration) -> String {
+    match d.as_secs() {
         s if s < 60 => format!("{s}s"),
         s if s < 3600 => format!("{}m", s / 60),
         s if s < 86_400 => format!("{}h", s / 3600),
@@ -260,6 +215,7 @@ pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::components::LifecycleState;
     use crate::event::rfc3339;
 
     fn pane(id: &str, lifecycle: LifecycleState, input: bool, unread: bool) -> PaneState {

@@ -1,0 +1,627 @@
+//! Real-part tests of the everyday setup (SPEC §12, §13): the per-user server that clients start
+//! detached and leave running, hooks that never block their agent, tmux panes as hook targets, one
+//! source per tmux server whatever number of boards, no stale tmux options or reused-id state, and
+//! `lookout run` panes that survive a server restart and follow the program a shell starts.
+//!
+//! Each test has a home of its own (`XDG_RUNTIME_DIR`, `XDG_STATE_HOME`, `XDG_CONFIG_HOME` in a temp
+//! dir), so the servers it starts are its own; `Home` stops them when dropped. Every wait has a
+//! deadline.
+
+mod support;
+
+use lookout::panes::PaneState;
+use lookout::server::Client;
+use lookout::server::client::snapshot;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use support::fake_claude::fake_claude;
+use support::pty::Outer;
+use support::tmux::Tmux;
+use support::{LOOKOUT, wait_until};
+
+/// A user's environment of its own.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().expect("tempdir"),
+        }
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel)
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.path("run/lookout/lookout.sock")
+    }
+
+    /// `lookout ARGS` as this user (no tmux of the test runner's leaks in).
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(args)
+            .env("XDG_RUNTIME_DIR", self.path("run"))
+            .env("XDG_STATE_HOME", self.path("state"))
+            .env("XDG_CONFIG_HOME", self.path("config"))
+            .env("HOME", self.dir.path())
+            .env_remove("LOOKOUT_SOCKET")
+            .env_remove("LOOKOUT_PANE_ID")
+            .env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .stdin(Stdio::null());
+        cmd
+    }
+
+    /// The variables that make a process this user.
+    fn env(&self) -> Vec<(&'static str, String)> {
+        let path = |rel: &str| self.path(rel).display().to_string();
+        vec![
+            ("XDG_RUNTIME_DIR", path("run")),
+            ("XDG_STATE_HOME", path("state")),
+            ("XDG_CONFIG_HOME", path("config")),
+            ("HOME", self.dir.path().display().to_string()),
+        ]
+    }
+
+    fn run(&self, args: &[&str]) -> Output {
+        self.command(args).output().expect("run lookout")
+    }
+
+    fn client(&self) -> Option<Client> {
+        Client::connect(&self.socket()).ok()
+    }
+
+    fn info(&self) -> Option<Value> {
+        self.client()?.call("server.info", json!({})).ok()
+    }
+
+    fn panes(&self) -> Vec<PaneState> {
+        self.client()
+            .and_then(|mut c| c.call("pane.list", json!({})).ok())
+            .and_then(|r| snapshot(r).ok())
+            .map(|(_, panes)| panes)
+            .unwrap_or_default()
+    }
+
+    fn pane(&self, id: &str) -> Option<PaneState> {
+        self.panes().into_iter().find(|p| p.pane == id)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.path("state/lookout/server.log")).unwrap_or_default()
+    }
+}
+
+impl Drop for Home {
+    fn drop(&mut self) {
+        let _ = self.run(&["stop"]);
+    }
+}
+
+/// The last part of a terminal's output, for a failure message.
+fn tail(text: &str) -> String {
+    let start = text.len().saturating_sub(2000);
+    let start = (start..text.len())
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    text[start..].to_owned()
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "status {}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Starts tmux server `name` whose first pane runs a bare shell with `bin` first on its `PATH`.
+fn start_tmux(name: &str, bin: &Path) -> (Tmux, String) {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    Tmux::start(
+        name,
+        100,
+        30,
+        &[],
+        &format!("env PATH={path} PS1='$ ' bash --norc --noprofile"),
+    )
+}
+
+/// `$TMUX` as tmux sets it inside a pane of server `name`.
+fn tmux_env(tmux: &Tmux) -> String {
+    let path = tmux.run(&["display", "-p", "#{socket_path},#{pid},0"]);
+    path.trim().to_owned()
+}
+
+fn is(home: &Home, pane: &str, kind: &str, lifecycle: &str) -> bool {
+    home.pane(pane)
+        .is_some_and(|p| p.kind.as_deref() == Some(kind) && p.lifecycle.name() == lifecycle)
+}
+
+#[test]
+fn clients_started_at_once_share_one_detached_server_that_outlives_them() {
+    let home = Home::new();
+    let children: Vec<_> = (0..4)
+        .map(|_| {
+            home.command(&["status", "--json"])
+                .stdout(Stdio::piped())
+                .spawn()
+                .expect("status")
+        })
+        .collect();
+    let mut pids = Vec::new();
+    for child in children {
+        let out = child.wait_with_output().expect("status output");
+        assert!(out.status.success(), "{}", text(&out));
+        let json: Value = serde_json::from_slice(&out.stdout).expect("json");
+        pids.push(json["server"]["pid"].as_u64().expect("server pid"));
+    }
+    pids.dedup();
+    assert_eq!(pids.len(), 1, "one server for every client: {pids:?}");
+    // Every client has exited; the server is still there, in a session of its own.
+    let info = home
+        .info()
+        .expect("the server outlives the clients that started it");
+    let pid = i32::try_from(info["pid"].as_u64().expect("pid")).expect("pid");
+    let sid = nix::unistd::getsid(Some(nix::unistd::Pid::from_raw(pid))).expect("sid");
+    assert_eq!(sid.as_raw(), pid, "the server leads its own session");
+    assert!(
+        info["log"]
+            .as_str()
+            .is_some_and(|l| l.ends_with("state/lookout/server.log")),
+        "{info}"
+    );
+    let status = home.run(&["status"]);
+    let shown = String::from_utf8_lossy(&status.stdout);
+    assert!(shown.contains(&format!("pid {pid}")), "{shown}");
+    let stop = home.run(&["stop"]);
+    assert!(stop.status.success(), "{}", text(&stop));
+    assert!(home.client().is_none(), "stopped");
+    assert!(home.log().contains("stopped"), "{}", home.log());
+}
+
+#[test]
+fn a_hook_never_blocks_its_agent() {
+    let home = Home::new();
+    // Outside any pane lookout knows: nothing to do, exit 0, and no server started for nothing.
+    let out = home.run(&["report", "--agent", "claude", "state", "working"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(home.client().is_none());
+    let strict = home.run(&[
+        "report", "--strict", "--agent", "claude", "state", "working",
+    ]);
+    assert_eq!(strict.status.code(), Some(1), "{}", text(&strict));
+    // A typo in a hook line is not exit 2 either (2 blocks the prompt in Claude Code).
+    let typo = home.run(&["report", "--agnet", "claude", "state", "working"]);
+    assert_eq!(typo.status.code(), Some(1), "{}", text(&typo));
+    let missing = home.run(&["report", "state", "working"]);
+    assert_eq!(missing.status.code(), Some(0), "{}", text(&missing));
+
+    // A `lookout run` pane with the server down: the report waits in the mirror, exit 0, and the
+    // server it starts in the background picks it up.
+    let out = home
+        .command(&["report", "--agent", "claude", "state", "blocked"])
+        .env("LOOKOUT_PANE_ID", "run-1")
+        .output()
+        .expect("report");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    wait_until(
+        "the server the report started",
+        || home.info().is_some(),
+        || home.log(),
+    );
+    // A refusal (no such pane) is logged and shown by status, and still exit 0.
+    let refused = home
+        .command(&["report", "--agent", "claude", "state", "blocked"])
+        .env("LOOKOUT_PANE_ID", "nowhere")
+        .output()
+        .expect("report");
+    assert_eq!(refused.status.code(), Some(0), "{}", text(&refused));
+    let status = String::from_utf8_lossy(&home.run(&["status"]).stdout).into_owned();
+    assert!(
+        status.contains("undelivered hook report") && status.contains("nowhere"),
+        "{status}"
+    );
+}
+
+#[test]
+fn a_hook_in_a_tmux_pane_reports_for_the_pane_the_tmux_source_watches() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-hook-{}", std::process::id());
+    let (tmux, pane) = start_tmux(&name, &bin);
+    let attach = home.run(&["tmux", "--socket-name", &name]);
+    assert!(attach.status.success(), "{}", text(&attach));
+    let id = format!("tmux:{name}:{pane}");
+    tmux.type_line(&pane, "claude");
+    wait_until(
+        "claude identified",
+        || is(&home, &id, "claude", "idle"),
+        || format!("{:?}\n{}", home.panes(), tmux.screen(&pane)),
+    );
+    // What Claude Code's hook runs inside the pane: only $TMUX and $TMUX_PANE say where it is.
+    let out = home
+        .command(&["report", "--agent", "claude", "state", "working"])
+        .env("TMUX", tmux_env(&tmux))
+        .env("TMUX_PANE", &pane)
+        .output()
+        .expect("report");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("\"applied\":true"),
+        "{}",
+        text(&out)
+    );
+    let state = home.pane(&id).expect("pane");
+    assert!(
+        state.hooked && state.lifecycle.name() == "working",
+        "{state:?}"
+    );
+}
+
+#[test]
+fn extra_boards_never_reopen_a_blocked_pane() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-boards-{}", std::process::id());
+    let (tmux, pane) = start_tmux(&name, &bin);
+    let tmux_var = tmux_env(&tmux);
+    let attach = home.run(&["tmux", "--socket-name", &name, "--set-options"]);
+    assert!(attach.status.success(), "{}", text(&attach));
+    let id = format!("tmux:{name}:{pane}");
+    tmux.type_line(&pane, "claude");
+    wait_until(
+        "claude",
+        || is(&home, &id, "claude", "idle"),
+        || format!("{:?}", home.panes()),
+    );
+    tmux.type_line(&pane, "b");
+    wait_until(
+        "blocked",
+        || is(&home, &id, "claude", "blocked"),
+        || tmux.screen(&pane),
+    );
+    let (_, _, events) = home
+        .client()
+        .expect("client")
+        .subscribe()
+        .expect("subscribe");
+    for _ in 0..3 {
+        let board = home
+            .command(&["watch", "--once"])
+            .env("TMUX", &tmux_var)
+            .output()
+            .expect("watch --once");
+        assert!(board.status.success(), "{}", text(&board));
+        assert!(
+            String::from_utf8_lossy(&board.stdout).contains("blocked  !"),
+            "{}",
+            text(&board)
+        );
+    }
+    // A sentinel event after the boards: everything before it is what the boards caused.
+    let mut client = home.client().expect("client");
+    client
+        .call(
+            "pane.open",
+            json!({"pane": "sentinel", "rows": 5, "cols": 20}),
+        )
+        .expect("open");
+    client
+        .call(
+            "pane.process",
+            json!({"pane": "sentinel", "event": "started", "argv": ["claude"]}),
+        )
+        .expect("process");
+    client
+        .call(
+            "report.session",
+            json!({"pane": "sentinel", "source": "t:claude", "session": "s"}),
+        )
+        .expect("session");
+    client
+        .call(
+            "report.state",
+            json!({"pane": "sentinel", "source": "t:claude", "seq": 1, "state": "working"}),
+        )
+        .expect("report");
+    for event in events {
+        let event = event.expect("event");
+        if event["pane"] == json!("sentinel") {
+            break;
+        }
+        assert_ne!(
+            event["pane"],
+            json!(id),
+            "a board made the blocked pane flap: {event}"
+        );
+    }
+    assert!(is(&home, &id, "claude", "blocked"));
+}
+
+#[test]
+fn tmux_options_go_with_their_writer_and_a_new_tmux_server_is_new_panes() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-stale-{}", std::process::id());
+    let (tmux, pane) = start_tmux(&name, &bin);
+    let attach = home.run(&["tmux", "--socket-name", &name, "--set-options"]);
+    assert!(attach.status.success(), "{}", text(&attach));
+    let id = format!("tmux:{name}:{pane}");
+    tmux.type_line(&pane, "claude");
+    tmux.type_line(&pane, "w");
+    wait_until(
+        "working",
+        || is(&home, &id, "claude", "working"),
+        || tmux.screen(&pane),
+    );
+    tmux.type_line(&pane, "i");
+    wait_until(
+        "done, unread, on the pane's options",
+        || {
+            is(&home, &id, "claude", "done")
+                && tmux.option("-p", &pane, "@lookout_state") == "done"
+                && !tmux.option("-g", "", "@lookout_heartbeat").is_empty()
+        },
+        || tmux.screen(&pane),
+    );
+    // The server stops: the options it wrote go with it.
+    let stop = home.run(&["stop"]);
+    assert!(stop.status.success(), "{}", text(&stop));
+    assert_eq!(tmux.option("-p", &pane, "@lookout_state"), "");
+    assert_eq!(tmux.option("-g", "", "@lookout_heartbeat"), "");
+    // A new client brings the server back and it watches the same tmux server again: resumed.
+    let status = home.run(&["status"]);
+    assert!(status.status.success(), "{}", text(&status));
+    wait_until(
+        "the pane resumed done + unread, options back",
+        || {
+            home.pane(&id)
+                .is_some_and(|p| p.lifecycle.name() == "done" && p.unread)
+                && tmux.option("-p", &pane, "@lookout_state") == "done"
+        },
+        || format!("{:?}\n{}", home.pane(&id), home.log()),
+    );
+    // A new tmux server under the same name reuses `%0`: a new pane, nothing inherited.
+    drop(tmux);
+    wait_until(
+        "the old tmux server gone",
+        || {
+            !Command::new("tmux")
+                .args(["-L", &name, "list-sessions"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        },
+        String::new,
+    );
+    let (tmux, again) = start_tmux(&name, &bin);
+    assert_eq!(again, pane, "tmux reuses the pane id");
+    let attach = home.run(&["tmux", "--socket-name", &name, "--set-options"]);
+    assert!(attach.status.success(), "{}", text(&attach));
+    wait_until(
+        "the new server's pane, fresh",
+        || {
+            home.pane(&id)
+                .is_some_and(|p| p.lifecycle.name() == "idle" && !p.unread)
+        },
+        || format!("{:?}", home.pane(&id)),
+    );
+    assert_eq!(tmux.option("-p", &pane, "@lookout_state"), "");
+}
+
+#[test]
+fn a_tmux_pane_that_execs_its_agent_or_wraps_it_is_identified() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-exec-{}", std::process::id());
+    let claude = bin.join("claude");
+    let (tmux, first) = Tmux::start(
+        &name,
+        100,
+        30,
+        &[],
+        &format!("sleep 0.3; exec {}", claude.display()),
+    );
+    let wrapped = tmux.run(&[
+        "split-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        &first,
+        &format!("sh -c 'cd / && {}; echo done; sleep 60'", claude.display()),
+    ]);
+    let wrapped = wrapped.trim().to_owned();
+    let attach = home.run(&["tmux", "--socket-name", &name]);
+    assert!(attach.status.success(), "{}", text(&attach));
+    for pane in [&first, &wrapped] {
+        let id = format!("tmux:{name}:{pane}");
+        wait_until(
+            &format!("claude identified in {pane}"),
+            || is(&home, &id, "claude", "idle"),
+            || format!("{:?}\n{}", home.pane(&id), tmux.screen(pane)),
+        );
+    }
+    let id = format!("tmux:{name}:{wrapped}");
+    tmux.type_line(&wrapped, "b");
+    wait_until(
+        "the wrapped agent blocked",
+        || is(&home, &id, "claude", "blocked"),
+        || tmux.screen(&wrapped),
+    );
+    // It exits; its wrapper runs on (`echo done; sleep 60`): the agent's state goes with it.
+    tmux.type_line(&wrapped, "q");
+    wait_until(
+        "the wrapped agent's exit withdraws blocked",
+        || {
+            home.pane(&id)
+                .is_some_and(|p| p.lifecycle.name() != "blocked" && !p.input_required)
+        },
+        || format!("{:?}", home.pane(&id)),
+    );
+}
+
+#[test]
+fn a_run_pane_follows_its_shell_and_survives_a_server_restart() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let env = home.env();
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.extend([
+        ("PATH", path.as_str()),
+        ("PS1", "$ "),
+        ("TMUX", ""),
+        ("TMUX_PANE", ""),
+    ]);
+    let mut pty = Outer::start(
+        &[
+            LOOKOUT,
+            "run",
+            "--pane",
+            "shell",
+            "--",
+            "bash",
+            "--norc",
+            "--noprofile",
+        ],
+        100,
+        30,
+        &env,
+    );
+    wait_until(
+        "the pane",
+        || home.pane("shell").is_some(),
+        || tail(&pty.text()),
+    );
+    assert_eq!(
+        home.pane("shell").and_then(|p| p.kind),
+        None,
+        "a shell is no agent"
+    );
+    pty.type_line("claude");
+    wait_until(
+        "claude started in the shell is identified",
+        || is(&home, "shell", "claude", "idle"),
+        || format!("{:?}\n{}", home.pane("shell"), tail(&pty.text())),
+    );
+    pty.type_line("b");
+    wait_until(
+        "blocked",
+        || is(&home, "shell", "claude", "blocked"),
+        || tail(&pty.text()),
+    );
+
+    // The server restarts; the pane comes back blocked, with no transition on the way.
+    let stop = home.run(&["stop"]);
+    assert!(stop.status.success(), "{}", text(&stop));
+    let (_, _, events) = {
+        let status = home.run(&["status"]);
+        assert!(status.status.success(), "{}", text(&status));
+        home.client()
+            .expect("client")
+            .subscribe()
+            .expect("subscribe")
+    };
+    wait_until(
+        "the pane re-registered, still blocked",
+        || is(&home, "shell", "claude", "blocked"),
+        || format!("{:?}\n{}", home.panes(), home.log()),
+    );
+    let mut client = home.client().expect("client");
+    client
+        .call(
+            "pane.open",
+            json!({"pane": "sentinel", "rows": 5, "cols": 20}),
+        )
+        .expect("open");
+    client
+        .call("pane.close", json!({"pane": "sentinel"}))
+        .expect("close");
+    client
+        .call(
+            "pane.open",
+            json!({"pane": "sentinel2", "rows": 5, "cols": 20}),
+        )
+        .expect("open");
+    client
+        .call(
+            "pane.process",
+            json!({"pane": "sentinel2", "event": "started", "argv": ["claude"]}),
+        )
+        .expect("process");
+    client
+        .call(
+            "report.session",
+            json!({"pane": "sentinel2", "source": "t:claude", "session": "s"}),
+        )
+        .expect("session");
+    client
+        .call(
+            "report.state",
+            json!({"pane": "sentinel2", "source": "t:claude", "seq": 1, "state": "working"}),
+        )
+        .expect("report");
+    for event in events {
+        let event = event.expect("event");
+        if event["pane"] == json!("sentinel2") {
+            break;
+        }
+        assert_ne!(
+            event["pane"],
+            json!("shell"),
+            "the restart made a transition: {event}"
+        );
+    }
+    // Leaving claude withdraws its state; the shell is in charge again.
+    pty.type_line("q");
+    wait_until(
+        "back to the shell",
+        || {
+            home.pane("shell")
+                .is_some_and(|p| p.kind.is_none() && p.lifecycle.name() != "blocked")
+        },
+        || format!("{:?}", home.pane("shell")),
+    );
+    pty.type_line("exit");
+    wait_until(
+        "the pane closed",
+        || home.pane("shell").is_none(),
+        || tail(&pty.text()),
+    );
+}
+
+#[test]
+fn skipped_manifests_reach_every_client() {
+    let home = Home::new();
+    let dir = home.path("config/lookout/manifests");
+    std::fs::create_dir_all(&dir).expect("manifest dir");
+    std::fs::write(
+        dir.join("broken.toml"),
+        "kind = \"x\"\n[[screen]]\nid = 1\n",
+    )
+    .expect("write");
+    let status = home.run(&["status"]);
+    let shown = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(
+        shown.contains("1 manifest(s) skipped") && shown.contains("broken.toml"),
+        "{shown}"
+    );
+    let run = home.run(&["run", "--", "true"]);
+    let err = String::from_utf8_lossy(&run.stderr).into_owned();
+    assert!(err.contains("manifest(s) skipped"), "{err}");
+    assert!(home.log().contains("broken.toml"), "{}", home.log());
+}
