@@ -9,6 +9,7 @@ mod check;
 mod daemon;
 mod events;
 mod explain;
+mod hooks;
 mod link;
 mod pty_command;
 mod record;
@@ -47,6 +48,8 @@ enum Command {
     Stop(serve::StopArgs),
     /// Report an agent's state from its hooks (state, turn-end, session).
     Report(report::Args),
+    /// Install or remove lookout's hooks in an agent's settings (claude, codex, gemini, qwen).
+    Hooks(hooks::Args),
     /// Print every pane's state (a table, or --json).
     Status(status::Args),
     /// Subscribe and print the snapshot, then every event, as JSON lines.
@@ -86,6 +89,7 @@ pub fn main() -> ExitCode {
                 .unwrap_or_else(crate::server::default_socket_path),
         ),
         Command::Report(args) => report::run(args),
+        Command::Hooks(args) => hooks::run(args),
         Command::Status(args) => status::run(args),
         Command::Events(args) => events::run(args),
         Command::Wait(args) => wait::run(args),

@@ -1,0 +1,348 @@
+//! `lookout hooks install|uninstall --agent claude|codex|gemini|qwen [--project] [--dry-run]`: put
+//! lookout's hooks into an agent's own settings file, or take exactly them out again (SPEC §13).
+//!
+//! Idempotent and conservative: the file is parsed, lookout's entries are added only where missing
+//! and every other key, hook and comment stays as it was (JSON keys keep their order; Codex's TOML
+//! is edited as text); the old file is kept as `<file>.lookout-backup` before a change; `--dry-run`
+//! prints the change instead. Touches one settings file and its backup.
+
+use anyhow::{Context as _, bail};
+use serde_json::{Map, Value, json};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// Arguments of `lookout hooks`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    action: Action,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Action {
+    /// Add lookout's hooks to the agent's settings (existing hooks are kept).
+    Install(Target),
+    /// Remove exactly the hooks `install` added.
+    Uninstall(Target),
+}
+
+#[derive(Debug, clap::Args)]
+struct Target {
+    /// The agent whose settings to edit.
+    #[arg(long, value_parser = ["claude", "codex", "gemini", "qwen"])]
+    agent: String,
+    /// The project's settings (in the current directory) instead of the user's.
+    #[arg(long, conflicts_with = "user")]
+    project: bool,
+    /// The user's settings (the default).
+    #[arg(long)]
+    user: bool,
+    /// Print what would change; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Which hook event says what, per agent (the reports are the same for all of them).
+const CLAUDE: &[(&str, &str)] = &[
+    ("UserPromptSubmit", "state working"),
+    ("PermissionRequest", "state blocked"),
+    ("PostToolUse", "state working"),
+    ("Stop", "turn-end"),
+];
+const GEMINI: &[(&str, &str)] = &[
+    ("BeforeAgent", "state working"),
+    ("AfterTool", "state working"),
+    ("AfterAgent", "turn-end"),
+];
+const QWEN: &[(&str, &str)] = &[
+    ("UserPromptSubmit", "state working"),
+    ("PostToolUse", "state working"),
+    ("Stop", "turn-end"),
+];
+
+/// Runs `lookout hooks`.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let (target, install) = match args.action {
+        Action::Install(t) => (t, true),
+        Action::Uninstall(t) => (t, false),
+    };
+    let exe = std::env::current_exe().context("finding the lookout executable")?;
+    let path = settings_path(&target.agent, target.project)?;
+    let before = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
+    };
+    let after = match target.agent.as_str() {
+        "codex" => edit_codex(&before, &exe, install)?,
+        agent => {
+            let events = match agent {
+                "claude" => CLAUDE,
+                "gemini" => GEMINI,
+                _ => QWEN,
+            };
+            edit_json(&before, agent, events, &exe, install)
+                .with_context(|| format!("{} is not a settings file I can edit", path.display()))?
+        }
+    };
+    if after == before {
+        println!("{}: nothing to change", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    if target.dry_run {
+        println!("--- {}\n+++ {} (after)", path.display(), path.display());
+        print!("{}", diff(&before, &after));
+        return Ok(ExitCode::SUCCESS);
+    }
+    write(&path, &before, &after)?;
+    let verb = if install {
+        "installed in"
+    } else {
+        "removed from"
+    };
+    println!("lookout hooks {verb} {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn settings_path(agent: &str, project: bool) -> anyhow::Result<PathBuf> {
+    let dir = |name: &str| -> anyhow::Result<PathBuf> {
+        if project {
+            return Ok(std::env::current_dir()?.join(name));
+        }
+        let home = std::env::var_os("HOME").context("$HOME is not set")?;
+        Ok(PathBuf::from(home).join(name))
+    };
+    Ok(match agent {
+        "claude" if !project => std::env::var_os("CLAUDE_CONFIG_DIR")
+            .map_or_else(|| dir(".claude"), |d| Ok(PathBuf::from(d)))?
+            .join("settings.json"),
+        "claude" => dir(".claude")?.join("settings.json"),
+        "codex" if project => bail!("Codex reads `notify` only from the user's config.toml"),
+        "codex" => std::env::var_os("CODEX_HOME")
+            .map_or_else(|| dir(".codex"), |d| Ok(PathBuf::from(d)))?
+            .join("config.toml"),
+        "gemini" => dir(".gemini")?.join("settings.json"),
+        _ => dir(".qwen")?.join("settings.json"),
+    })
+}
+
+/// The hook command for `report` (e.g. `state working`).
+fn command(exe: &Path, agent: &str, report: &str) -> String {
+    format!("{} report --agent {agent} --quiet {report}", quote(exe))
+}
+
+fn quote(path: &Path) -> String {
+    let text = path.display().to_string();
+    if text
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b"/._-+".contains(&b))
+    {
+        text
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+/// Whether `command` is one `install` writes for `agent` (from whichever lookout executable).
+fn is_ours(command: &str, agent: &str) -> bool {
+    let Some((program, rest)) = command.split_once(" report --agent ") else {
+        return false;
+    };
+    let program = program.trim_matches('\'');
+    Path::new(program)
+        .file_name()
+        .is_some_and(|n| n == "lookout")
+        && rest.starts_with(&format!("{agent} --quiet "))
+}
+
+/// Claude-style settings: `{"hooks": {EVENT: [{"hooks": [{"type":"command","command":…}]}]}}`.
+fn edit_json(
+    text: &str,
+    agent: &str,
+    events: &[(&str, &str)],
+    exe: &Path,
+    install: bool,
+) -> anyhow::Result<String> {
+    let mut root: Value = if text.trim().is_empty() {
+        json!({})
+    } else {
+        serde_json::from_str(text)?
+    };
+    let Some(settings) = root.as_object_mut() else {
+        bail!("the top level is not an object");
+    };
+    let hooks = settings
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Some(hooks) = hooks.as_object_mut() else {
+        bail!("`hooks` is not an object");
+    };
+    for (event, report) in events {
+        let groups = hooks
+            .entry(*event)
+            .or_insert_with(|| Value::Array(Vec::new()));
+        let Some(groups) = groups.as_array_mut() else {
+            bail!("`hooks.{event}` is not a list");
+        };
+        let ours = |h: &Value| h["command"].as_str().is_some_and(|c| is_ours(c, agent));
+        let present = groups
+            .iter()
+            .any(|g| g["hooks"].as_array().is_some_and(|hs| hs.iter().any(ours)));
+        if install && !present {
+            let hook = json!({"type": "command", "command": command(exe, agent, report)});
+            groups.push(json!({ "hooks": [hook] }));
+        } else if !install {
+            for group in groups.iter_mut() {
+                if let Some(list) = group.get_mut("hooks").and_then(Value::as_array_mut) {
+                    list.retain(|h| !ours(h));
+                }
+            }
+            groups.retain(|g| g["hooks"].as_array().is_none_or(|hs| !hs.is_empty()));
+        }
+    }
+    hooks.retain(|_, groups| groups.as_array().is_none_or(|g| !g.is_empty()));
+    if hooks.is_empty() {
+        settings.remove("hooks");
+    }
+    if !install && text.trim().is_empty() {
+        return Ok(String::new());
+    }
+    Ok(serde_json::to_string_pretty(&root)? + "\n")
+}
+
+/// Codex: one top-level `notify = [...]` line, added before the first table; never replacing a
+/// `notify` the user has.
+fn edit_codex(text: &str, exe: &Path, install: bool) -> anyhow::Result<String> {
+    let parsed: toml::Table = toml::from_str(text).context("config.toml does not parse")?;
+    let line = format!(
+        "notify = [\"sh\", \"-c\", {}, \"lookout-notify\"]",
+        toml::Value::String(command(exe, "codex", "state done"))
+    );
+    let ours = |l: &str| {
+        l.starts_with("notify = [\"sh\", \"-c\", ") && is_ours(&l.replace('"', ""), "codex")
+    };
+    if !install {
+        let kept: Vec<&str> = text.lines().filter(|l| !ours(l)).collect();
+        return Ok(if kept.len() == text.lines().count() {
+            text.to_owned()
+        } else {
+            kept.join("\n") + "\n"
+        });
+    }
+    if text.lines().any(ours) {
+        return Ok(text.to_owned());
+    }
+    if parsed.contains_key("notify") {
+        bail!(
+            "config.toml already has a `notify` program; add `lookout report --agent codex state done` to it by hand"
+        );
+    }
+    let mut out = String::new();
+    let mut placed = false;
+    for l in text.lines() {
+        if !placed && l.trim_start().starts_with('[') {
+            out.push_str(&line);
+            out.push('\n');
+            placed = true;
+        }
+        out.push_str(l);
+        out.push('\n');
+    }
+    if !placed {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The lines that differ, as `-`/`+` around the unchanged start and end.
+fn diff(before: &str, after: &str) -> String {
+    let (a, b): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    let head = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let tail = a[head..]
+        .iter()
+        .rev()
+        .zip(b[head..].iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let mut out = String::new();
+    for l in &a[head..a.len() - tail] {
+        out.push_str(&format!("-{l}\n"));
+    }
+    for l in &b[head..b.len() - tail] {
+        out.push_str(&format!("+{l}\n"));
+    }
+    out
+}
+
+/// Backup, then an atomic replace.
+fn write(path: &Path, before: &str, after: &str) -> anyhow::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    if !before.is_empty() {
+        let mut backup = path.as_os_str().to_owned();
+        backup.push(".lookout-backup");
+        std::fs::write(&backup, before).context("writing the backup")?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".lookout-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, after).context("writing the new settings")?;
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EXE: &str = "/opt/bin/lookout";
+
+    #[test]
+    fn claude_hooks_are_merged_kept_and_removed_exactly() {
+        let mine = r#"{"model": "x", "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "say done"}]}]}}"#;
+        let exe = Path::new(EXE);
+        let once = edit_json(mine, "claude", CLAUDE, exe, true).expect("install");
+        let twice = edit_json(&once, "claude", CLAUDE, exe, true).expect("again");
+        assert_eq!(once, twice, "idempotent");
+        let v: Value = serde_json::from_str(&once).expect("json");
+        assert_eq!(v["model"], "x");
+        assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
+        assert_eq!(
+            v["hooks"]["Stop"][1]["hooks"][0]["command"],
+            "/opt/bin/lookout report --agent claude --quiet turn-end"
+        );
+        assert!(
+            once.find("\"model\"") < once.find("\"hooks\""),
+            "key order kept"
+        );
+        let back = edit_json(&once, "claude", CLAUDE, exe, false).expect("uninstall");
+        let v: Value = serde_json::from_str(&back).expect("json");
+        assert_eq!(v, serde_json::from_str::<Value>(mine).expect("mine"));
+        assert_eq!(
+            edit_json("", "claude", CLAUDE, exe, false).expect("empty"),
+            ""
+        );
+        assert!(edit_json("[1]", "claude", CLAUDE, exe, true).is_err());
+    }
+
+    #[test]
+    fn codex_gets_one_notify_line_and_a_users_notify_is_never_replaced() {
+        let exe = Path::new(EXE);
+        let config = "model = \"m\"\n# mine\n[profiles.x]\nmodel = \"y\"\n";
+        let once = edit_codex(config, exe, true).expect("install");
+        assert_eq!(edit_codex(&once, exe, true).expect("again"), once);
+        let parsed: toml::Table = toml::from_str(&once).expect("toml");
+        assert_eq!(
+            parsed["notify"][2].as_str(),
+            Some("/opt/bin/lookout report --agent codex --quiet state done")
+        );
+        assert!(once.contains("# mine"));
+        assert_eq!(edit_codex(&once, exe, false).expect("uninstall"), config);
+        assert!(edit_codex("notify = [\"x\"]\n", exe, true).is_err());
+    }
+
+    #[test]
+    fn a_dry_run_diff_shows_only_what_changes() {
+        assert_eq!(diff("a\nb\nc\n", "a\nx\nc\n"), "-b\n+x\n");
+    }
+}
