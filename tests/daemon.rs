@@ -625,3 +625,20 @@ fn skipped_manifests_reach_every_client() {
     assert!(err.contains("manifest(s) skipped"), "{err}");
     assert!(home.log().contains("broken.toml"), "{}", home.log());
 }
+
+#[test]
+fn a_server_whose_socket_is_gone_stops() {
+    let home = Home::new();
+    let status = home.run(&["status", "--json"]);
+    assert!(status.status.success(), "{}", text(&status));
+    let pid = home.info().expect("info")["pid"].as_u64().expect("pid");
+    // What logging out does to $XDG_RUNTIME_DIR: nobody can reach the server any more.
+    std::fs::remove_dir_all(home.path("run")).expect("remove the runtime dir");
+    let proc = PathBuf::from(format!("/proc/{pid}"));
+    wait_until(
+        "the unreachable server to exit",
+        || std::fs::read_to_string(proc.join("stat")).map_or(true, |s| s.contains(") Z ")),
+        || home.log(),
+    );
+    assert!(home.log().contains("removed or replaced"), "{}", home.log());
+}

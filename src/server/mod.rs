@@ -73,6 +73,36 @@ pub fn default_mirror_dir() -> PathBuf {
     state_dir().join("agent-status")
 }
 
+/// How often a server checks that its socket is still the one it bound.
+const SOCKET_CHECK: Duration = Duration::from_secs(2);
+
+/// Stops the server when its socket file is removed or replaced (the user logged out and the
+/// runtime directory went, a test's temp dir was deleted): nobody can reach it any more, and a
+/// server nobody can reach must not run on.
+fn watch_socket(socket: &std::path::Path, stopper: Stopper) {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(bound) = std::fs::metadata(socket).map(|m| (m.dev(), m.ino())) else {
+        return;
+    };
+    let socket = socket.to_path_buf();
+    let _ = std::thread::Builder::new()
+        .name("lookout-socket-watch".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(SOCKET_CHECK);
+                let now = std::fs::metadata(&socket).map(|m| (m.dev(), m.ino()));
+                if now.ok() != Some(bound) {
+                    eprintln!(
+                        "lookout: {} was removed or replaced; stopping",
+                        socket.display()
+                    );
+                    stopper.stop();
+                    return;
+                }
+            }
+        });
+}
+
 /// How to run a server.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -220,8 +250,8 @@ impl Server {
             listener,
             mut engine,
             stop_rx,
+            stop_tx,
             _lock,
-            ..
         } = self;
         let (requests_tx, requests_rx) = unbounded();
         let stop_accepting = Arc::new(AtomicBool::new(false));
@@ -230,6 +260,7 @@ impl Server {
             .name("lookout-accept".into())
             .spawn(move || conn::accept_loop(listener, requests_tx, flag))
             .map_err(ServeError::Thread)?;
+        watch_socket(&config.socket, Stopper(stop_tx.clone()));
         engine.resume_sources();
         let sources = engine.run(requests_rx, stop_rx, config.tick);
         // Wake the acceptor so it sees the flag, then take the socket away.
