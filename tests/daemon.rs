@@ -358,6 +358,11 @@ fn tmux_options_go_with_their_writer_and_a_new_tmux_server_is_new_panes() {
     assert!(attach.status.success(), "{}", text(&attach));
     let id = format!("tmux:{name}:{pane}");
     tmux.type_line(&pane, "claude");
+    wait_until(
+        "claude",
+        || is(&home, &id, "claude", "idle"),
+        || tmux.screen(&pane),
+    );
     tmux.type_line(&pane, "w");
     wait_until(
         "working",
@@ -525,9 +530,21 @@ fn a_run_pane_follows_its_shell_and_survives_a_server_restart() {
         || tail(&pty.text()),
     );
 
-    // The server restarts; the pane comes back blocked, with no transition on the way.
+    // `lookout stop` with the pane alive: the pane's link does not bring the server back by itself
+    // (it retries every second; three seconds without a server is the proof).
     let stop = home.run(&["stop"]);
     assert!(stop.status.success(), "{}", text(&stop));
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while std::time::Instant::now() < end {
+        assert!(
+            home.client().is_none(),
+            "a stopped server came back unasked\n{}",
+            home.log()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    // The person runs a command: the server is back, and so is the pane, blocked, with no
+    // transition on the way.
     let (_, _, events) = {
         let status = home.run(&["status"]);
         assert!(status.status.success(), "{}", text(&status));

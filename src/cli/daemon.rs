@@ -2,10 +2,12 @@
 //! detached `lookout serve --detached` (its own session, output to `<state dir>/server.log`), waits
 //! until it answers, and leaves it running when the client exits.
 //!
-//! Starting is race-free: several clients may each start one; the server that takes the socket's
+//! After `lookout stop` the unattended starters (a `lookout run` pane's reconnect, a hook) leave it
+//! stopped; the next command a person runs starts it again. Starting is race-free: several clients may each start one; the server that takes the socket's
 //! lock serves and the others exit at once (`AlreadyRunning`), and every client connects to the
 //! winner. Touches the socket (connect probes), the log file and one child process.
 
+use crate::server::conn::ServerLock;
 use crate::server::{Client, state_dir};
 use anyhow::{Context as _, bail};
 use std::path::{Path, PathBuf};
@@ -14,6 +16,28 @@ use std::time::{Duration, Instant};
 
 /// How long a client waits for a server it started to answer.
 const START_WITHIN: Duration = Duration::from_secs(10);
+
+/// The variable a spawned server finds its spawn time in.
+pub const SPAWNED_AT: &str = "LOOKOUT_SPAWNED_AT";
+
+/// Nanoseconds since the Unix epoch.
+pub fn now_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos())
+}
+
+/// Whether a server spawned by a client should not start after all: `lookout stop` ran after
+/// the client asked for it (a slow start under load must not undo a stop).
+pub fn stopped_since_spawn(socket: &Path) -> bool {
+    let Some(spawned) = std::env::var(SPAWNED_AT)
+        .ok()
+        .and_then(|v| v.parse::<u128>().ok())
+    else {
+        return false;
+    };
+    ServerLock::stopped_at(socket).is_some_and(|at| at > spawned)
+}
 
 /// The detached server's log: `<state dir>/server.log`.
 pub fn log_path() -> PathBuf {
@@ -25,6 +49,22 @@ pub fn connect(socket: &Path) -> anyhow::Result<Client> {
     if let Ok(client) = Client::connect(socket) {
         return Ok(client);
     }
+    start_and_connect(socket)
+}
+
+/// For what runs unattended (a pane's link, a hook): like [`connect`], except that after a
+/// deliberate `lookout stop` no server is started — it comes back when the person runs a command.
+pub fn reconnect(socket: &Path) -> anyhow::Result<Client> {
+    if let Ok(client) = Client::connect(socket) {
+        return Ok(client);
+    }
+    if ServerLock::stopped(socket) {
+        bail!("the lookout server on {} was stopped", socket.display());
+    }
+    start_and_connect(socket)
+}
+
+fn start_and_connect(socket: &Path) -> anyhow::Result<Client> {
     let mut child = spawn(socket).context("starting `lookout serve`")?;
     let end = Instant::now() + START_WITHIN;
     loop {
@@ -52,8 +92,12 @@ pub fn connect(socket: &Path) -> anyhow::Result<Client> {
     }
 }
 
-/// Starts a server on `socket` in the background without waiting for it (a hook must never wait).
+/// Starts a server on `socket` in the background without waiting for it (a hook must never wait),
+/// unless it was stopped on purpose.
 pub fn start_detached(socket: &Path) {
+    if ServerLock::stopped(socket) {
+        return;
+    }
     if let Err(e) = spawn(socket) {
         eprintln!("lookout: cannot start `lookout serve`: {e:#}");
     }
@@ -78,6 +122,8 @@ fn spawn(socket: &Path) -> anyhow::Result<std::process::Child> {
         .arg(socket)
         .arg("--log")
         .arg(&log)
+        // When it was asked for: a `lookout stop` after that (while it was still starting) wins.
+        .env(SPAWNED_AT, now_nanos().to_string())
         // The server outlives this pane: it must not carry the pane's identity.
         .env_remove("LOOKOUT_PANE_ID")
         .env_remove("TMUX")

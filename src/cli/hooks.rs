@@ -89,12 +89,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!("{}: nothing to change", path.display());
         return Ok(ExitCode::SUCCESS);
     }
+    let (after, restored) = if install {
+        (after, false)
+    } else {
+        original_if_same(&path, after)
+    };
     if target.dry_run {
         println!("--- {}\n+++ {} (after)", path.display(), path.display());
         print!("{}", diff(&before, &after));
         return Ok(ExitCode::SUCCESS);
     }
-    write(&path, &before, &after)?;
+    write(
+        &path,
+        (install && !before.is_empty()).then_some(before.as_str()),
+        &after,
+        restored,
+    )?;
     let verb = if install {
         "installed in"
     } else {
@@ -275,20 +285,57 @@ fn diff(before: &str, after: &str) -> String {
     out
 }
 
-/// Backup, then an atomic replace.
-fn write(path: &Path, before: &str, after: &str) -> anyhow::Result<()> {
+fn backup_path(path: &Path) -> PathBuf {
+    let mut backup = path.as_os_str().to_owned();
+    backup.push(".lookout-backup");
+    backup.into()
+}
+
+/// Uninstalling: when what is left means the same as the file before the first install, that
+/// file's own bytes (its formatting) come back, and the backup has served its purpose.
+fn original_if_same(path: &Path, after: String) -> (String, bool) {
+    let backup = backup_path(path);
+    let Ok(original) = std::fs::read_to_string(&backup) else {
+        return (after, false);
+    };
+    let same = match (
+        serde_json::from_str::<Value>(&original),
+        serde_json::from_str::<Value>(&after),
+    ) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => original.trim_end() == after.trim_end(),
+    };
+    if same {
+        (original, true)
+    } else {
+        (after, false)
+    }
+}
+
+/// Backup (`keep`: the file as it was before lookout first touched it), then an atomic replace; a
+/// file that uninstalling leaves empty of everything, and that install created, is removed.
+fn write(path: &Path, keep: Option<&str>, after: &str, restored: bool) -> anyhow::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    if !before.is_empty() {
-        let mut backup = path.as_os_str().to_owned();
-        backup.push(".lookout-backup");
+    let backup = backup_path(path);
+    if let Some(before) = keep.filter(|_| !backup.exists()) {
         std::fs::write(&backup, before).context("writing the backup")?;
+    }
+    let emptied = after.trim().is_empty()
+        || serde_json::from_str::<Value>(after).is_ok_and(|v| v == json!({}));
+    if emptied && !backup.exists() && !restored {
+        // install created the file; nothing of the user's is in it.
+        return std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()));
     }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(format!(".lookout-{}.tmp", std::process::id()));
     std::fs::write(&tmp, after).context("writing the new settings")?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))
+    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    if restored {
+        let _ = std::fs::remove_file(&backup);
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -24,6 +24,8 @@ use std::time::{Duration, Instant};
 const BATCH: Duration = Duration::from_millis(50);
 /// How often the foreground program is probed.
 const PROBE_EVERY: Duration = Duration::from_millis(500);
+/// Output waiting for the server beyond this is replaced by a repaint of the current screen.
+const MAX_BATCH: usize = 1 << 20;
 /// How long a quiet pane goes without asking whether its server is still there.
 const PING_EVERY: Duration = Duration::from_secs(2);
 /// How often a lost server is looked for again.
@@ -148,7 +150,7 @@ impl Line {
     /// screen when the server did not have it, as it is when it did.
     fn connect(&mut self) {
         self.retry_at = Instant::now() + RETRY_EVERY;
-        let Ok(mut client) = daemon::connect(&self.socket) else {
+        let Ok(mut client) = daemon::reconnect(&self.socket) else {
             return;
         };
         // A hung server must not hold the thread (and the queued output) forever.
@@ -176,10 +178,15 @@ impl Line {
             self.call("pane.process", started);
         }
         // Whatever was on screen while nobody listened, as one repaint.
+        self.batch = self.repaint();
+        self.flush();
+    }
+
+    /// Bytes that redraw the pane's current screen from scratch.
+    fn repaint(&self) -> Vec<u8> {
         let mut repaint = b"\x1b[H\x1b[2J".to_vec();
         repaint.extend_from_slice(self.screen.screen().contents_formatted().as_bytes());
-        self.batch = repaint;
-        self.flush();
+        repaint
     }
 
     /// One call; a failure drops the connection (it is re-made on the next retry).
@@ -250,6 +257,10 @@ impl Line {
                 Ok(Message::Output(bytes)) => {
                     self.screen.process(&bytes);
                     self.batch.extend_from_slice(&bytes);
+                    if self.batch.len() > MAX_BATCH {
+                        // The server is slower than the child: the current screen says it all.
+                        self.batch = self.repaint();
+                    }
                     flush_at.get_or_insert_with(|| Instant::now() + BATCH);
                 }
                 Ok(Message::Resize(rows, cols)) => {

@@ -6,7 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod check;
-mod daemon;
+pub(crate) mod daemon;
 mod events;
 mod explain;
 mod hooks;

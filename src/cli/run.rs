@@ -28,7 +28,7 @@ pub struct Args {
     /// Pane id CMD's hooks report under ($LOOKOUT_PANE_ID) [default: run-<lookout's pid>].
     #[arg(long, value_name = "ID")]
     pane: Option<String>,
-    /// The server's socket ($LOOKOUT_SOCKET) [default: $XDG_RUNTIME_DIR/lookout/lookout.sock].
+    /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
     #[command(flatten)]
@@ -43,6 +43,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(|| format!("run-{}", std::process::id()));
     let socket = args
         .socket
+        .or_else(crate::server::env_socket)
         .unwrap_or_else(crate::server::default_socket_path);
     // Started before CMD so its hooks find a socket; a server that cannot start only costs the board.
     match daemon::connect(&socket) {

@@ -63,6 +63,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.detached {
         // Fails only for a process group leader, which a client-spawned child is not.
         let _ = nix::unistd::setsid();
+        let socket = args.socket.clone().unwrap_or_else(default_socket_path);
+        if crate::cli::daemon::stopped_since_spawn(&socket) {
+            return Ok(ExitCode::SUCCESS);
+        }
     }
     let config = Config {
         socket: args.socket.unwrap_or_else(default_socket_path),

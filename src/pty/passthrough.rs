@@ -49,6 +49,8 @@ pub struct Options {
 const TICK: Duration = Duration::from_millis(50);
 /// After the child exits, how long to keep draining output still in the PTY before giving up on it.
 const DRAIN: Duration = Duration::from_millis(500);
+/// Messages (output chunks of ≤ 16 KiB, keys, signals) waiting for the loop: at most ~4 MiB.
+const QUEUE: usize = 256;
 /// After forwarding SIGTERM/SIGHUP/SIGQUIT, how long the child gets before it is killed.
 const GRACE: Duration = Duration::from_secs(3);
 
@@ -68,7 +70,9 @@ pub fn run(
     } else {
         None
     };
-    let (tx, rx) = crossbeam_channel::unbounded();
+    // Bounded, like a terminal: when stdout is slower than the child, the output pump waits, the
+    // PTY fills and the child blocks, instead of lookout buffering without limit.
+    let (tx, rx) = crossbeam_channel::bounded(QUEUE);
     let signal_handle = pumps::signals(tx.clone())?;
     pumps::output(spawned.reader, tx.clone())?;
     pumps::stdin(tx);
@@ -84,6 +88,7 @@ pub fn run(
         marker_file: options.marker_file.clone().map(MarkerFile::new),
         responder: (options.answer_queries && !tty).then(|| QueryResponder::new(size)),
         kill_at: None,
+        suspended_raw: false,
         sink,
     };
     let status = state.pump(&rx);
@@ -110,6 +115,8 @@ struct Loop<'s> {
     responder: Option<QueryResponder>,
     /// Set once a terminating signal was forwarded: when to stop waiting politely.
     kill_at: Option<Instant>,
+    /// Suspended while in raw mode: raw again on continue.
+    suspended_raw: bool,
     sink: &'s mut dyn PaneSink,
 }
 
@@ -198,9 +205,23 @@ impl Loop<'_> {
     }
 
     fn on_signal(&mut self, signal: i32) {
-        use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH};
+        use signal_hook::consts::{SIGCONT, SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGTSTP, SIGWINCH};
         match signal {
             SIGWINCH => self.follow_outer_size(),
+            // Suspended (`kill -TSTP`, a non-raw ^Z): give the terminal back cooked, then stop.
+            SIGTSTP => {
+                let was_raw = self.raw.take().map(|mut raw| raw.restore()).is_some();
+                self.suspended_raw = was_raw;
+                let _ = nix::sys::signal::raise(Signal::SIGSTOP);
+            }
+            // `fg`: raw again, and the child redraws for a terminal that may have changed.
+            SIGCONT => {
+                if std::mem::take(&mut self.suspended_raw) {
+                    self.raw = RawModeGuard::enter().ok();
+                }
+                self.follow_outer_size();
+                let _ = self.child.signal(Signal::SIGWINCH);
+            }
             // In raw mode Ctrl-C is a byte; a SIGINT here came from outside (or a headless ^C): pass it on.
             SIGINT => {
                 let _ = self.child.signal(Signal::SIGINT);

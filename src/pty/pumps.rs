@@ -22,10 +22,12 @@ pub(crate) enum Message {
     Signal(i32),
 }
 
-/// The signals the loop handles: resize, and the ones that would otherwise kill lookout with the
-/// terminal left raw.
-pub(crate) const HANDLED_SIGNALS: [i32; 5] = [
+/// The signals the loop handles: resize, suspend/continue, and the ones that would otherwise kill
+/// lookout with the terminal left raw.
+pub(crate) const HANDLED_SIGNALS: [i32; 7] = [
     signal_hook::consts::SIGWINCH,
+    signal_hook::consts::SIGTSTP,
+    signal_hook::consts::SIGCONT,
     signal_hook::consts::SIGTERM,
     signal_hook::consts::SIGHUP,
     signal_hook::consts::SIGINT,

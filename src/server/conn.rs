@@ -114,6 +114,8 @@ pub fn bind(path: &Path) -> Result<(UnixListener, ServerLock), BindError> {
     // Whoever holds the lock owns the socket path: several servers started at once cannot remove
     // each other's socket while replacing a stale one.
     let lock = ServerLock::take(path)?;
+    // A server runs again: whatever stopped the last one is over.
+    let _ = std::fs::remove_file(ServerLock::stopped_path(path));
     if path.exists() {
         if UnixStream::connect(path).is_ok() {
             return Err(BindError::Live);
@@ -158,6 +160,36 @@ impl ServerLock {
         file.set_len(0).map_err(BindError::Io)?;
         write!(file, "{}", std::process::id()).map_err(BindError::Io)?;
         Ok(ServerLock { _file: file })
+    }
+
+    fn stopped_path(socket: &Path) -> std::path::PathBuf {
+        let mut name = socket.as_os_str().to_owned();
+        name.push(".stopped");
+        name.into()
+    }
+
+    /// Marks the server on `socket` as stopped on purpose (`server.stop`).
+    pub fn mark_stopped(socket: &Path) {
+        let _ = std::fs::write(Self::stopped_path(socket), std::process::id().to_string());
+    }
+
+    /// Whether the last server on `socket` was stopped on purpose and none has started since.
+    pub fn stopped(socket: &Path) -> bool {
+        Self::stopped_path(socket).exists()
+    }
+
+    /// When it was stopped on purpose (nanoseconds since the epoch), if it was.
+    pub fn stopped_at(socket: &Path) -> Option<u128> {
+        let modified = std::fs::metadata(Self::stopped_path(socket))
+            .ok()?
+            .modified()
+            .ok()?;
+        Some(
+            modified
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?
+                .as_nanos(),
+        )
     }
 
     /// Whether a server still holds the lock on `socket` (it is finishing its final tick).

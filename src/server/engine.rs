@@ -159,6 +159,7 @@ impl Engine {
             Request::PaneList => Ok(self.snapshot()),
             Request::ServerInfo => Ok(self.info()),
             Request::ServerStop => {
+                crate::server::conn::ServerLock::mark_stopped(&self.identity.socket);
                 peer.reply(&id, Ok(json!({})));
                 let _ = self.identity.stop.try_send(());
                 return;

@@ -1,0 +1,121 @@
+//! `lookout run` under load (issue 13, item 7): a burst far over the wire's line limit keeps the
+//! pane watched, and a stdout slower than the child makes the child wait instead of lookout
+//! buffering without bound. Real server, real PTYs; waits have deadlines.
+
+mod support;
+
+use lookout::server::client::snapshot;
+use serde_json::json;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use support::server::Served;
+use support::{LOOKOUT, wait_until};
+
+fn pane_text(served: &Served, pane: &str) -> Option<String> {
+    let explained = served
+        .client()
+        .call("agent.explain", json!({ "pane": pane }))
+        .ok()?;
+    Some(explained.to_string())
+}
+
+fn listed(served: &Served, pane: &str) -> bool {
+    served
+        .client()
+        .call("pane.list", json!({}))
+        .ok()
+        .and_then(|r| snapshot(r).ok())
+        .is_some_and(|(_, panes)| panes.iter().any(|p| p.pane == pane))
+}
+
+#[test]
+fn a_burst_over_the_line_limit_keeps_the_pane_watched_and_closes_it_at_exit() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 50);
+    let flag = dir.path().join("go");
+    // 4 MiB in one burst, then a line the server must still see, then wait to be told to exit.
+    let script = format!(
+        "head -c 4194304 /dev/zero | tr '\\0' x; printf '\\r\\nafter the burst\\r\\n'; \
+         while [ ! -e {} ]; do sleep 0.05; done",
+        flag.display()
+    );
+    // A kind, so `agent.explain` shows the screen's regions.
+    let mut child = Killed(
+        served
+            .command(&[
+                "run", "--kind", "claude", "--pane", "burst", "--", "sh", "-c", &script,
+            ])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("lookout run"),
+    );
+    wait_until(
+        "the line after the burst on the server's screen",
+        || pane_text(&served, "burst").is_some_and(|t| t.contains("after the burst")),
+        || pane_text(&served, "burst").unwrap_or_default(),
+    );
+    std::fs::write(&flag, "").expect("flag");
+    assert!(child.0.wait().expect("wait").success());
+    wait_until(
+        "the pane closed when its program exited",
+        || !listed(&served, "burst"),
+        String::new,
+    );
+}
+
+/// Resident memory of `pid` in KiB.
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_stdout_that_is_not_read_makes_the_child_wait() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    let done = dir.path().join("done");
+    let script = format!("head -c 300000000 /dev/zero; : > {}", done.display());
+    // stdout is a pipe nobody reads: a terminal that stopped scrolling.
+    let child = Killed(
+        Command::new(LOOKOUT)
+            .args(["run", "--pane", "slow", "--socket"])
+            .arg(&served.socket)
+            .args(["--", "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("lookout run"),
+    );
+    let pid = child.0.id();
+    let end = Instant::now() + Duration::from_secs(5);
+    let mut peak = 0;
+    while Instant::now() < end {
+        peak = peak.max(rss_kib(pid));
+        assert!(
+            !done.exists(),
+            "300 MB went through with nobody reading: lookout buffered it (peak RSS {peak} KiB)"
+        );
+        assert!(peak < 200 * 1024, "lookout grew to {peak} KiB");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A child killed (with its process group's wrapped program left to the PTY hangup) when dropped,
+/// so a failed assert leaves nothing running.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
