@@ -4,6 +4,7 @@ pub mod cli;
 pub mod components;
 pub mod event;
 pub mod manifest;
+pub mod notify;
 pub mod panes;
 pub mod pty;
 pub mod replay;

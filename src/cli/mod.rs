@@ -16,6 +16,7 @@ mod record;
 mod replay;
 pub(crate) mod report;
 mod run;
+mod seen;
 mod serve;
 mod status;
 mod tmux;
@@ -52,6 +53,8 @@ enum Command {
     Hooks(hooks::Args),
     /// Print every pane's state (a table, or --json).
     Status(status::Args),
+    /// Mark panes seen (clears their unread turn).
+    Seen(seen::Args),
     /// Subscribe and print the snapshot, then every event, as JSON lines.
     Events(events::Args),
     /// Wait until a pane becomes one of the given states (exit 1 on timeout).
@@ -91,6 +94,7 @@ pub fn main() -> ExitCode {
         Command::Report(args) => report::run(args),
         Command::Hooks(args) => hooks::run(args),
         Command::Status(args) => status::run(args),
+        Command::Seen(args) => seen::run(args),
         Command::Events(args) => events::run(args),
         Command::Wait(args) => wait::run(args),
         Command::Tmux(args) => tmux::run(args),

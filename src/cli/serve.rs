@@ -9,7 +9,7 @@ use crate::server::{
     default_socket_path,
 };
 use anyhow::{Context as _, bail};
-use signal_hook::consts::{SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -79,10 +79,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         manifests: args.manifests,
         mirror_dir: Some(args.mirror_dir.unwrap_or_else(default_mirror_dir)),
         log: args.log,
+        settings: crate::notify::settings::default_path(),
     };
     let socket = config.socket.clone();
     // Before anything else: a signal that arrives while manifests compile must still stop us cleanly.
-    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
         .context("installing signal handlers")?;
     let (server, warnings) = match Server::bind(config) {
         Ok(bound) => bound,
@@ -94,11 +95,18 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("lookout: warning: manifest skipped: {warning}");
     }
     let stopper = server.stopper();
+    let notifier = server.notifier();
     std::thread::Builder::new()
         .name("lookout-signals".into())
         .spawn(move || {
-            if signals.forever().next().is_some() {
-                stopper.stop();
+            for signal in signals.forever() {
+                if signal == SIGHUP {
+                    // Re-read the settings file; SIGHUP never stops a server that has no terminal.
+                    notifier.reload();
+                } else {
+                    stopper.stop();
+                    return;
+                }
             }
         })
         .context("starting the signal thread")?;

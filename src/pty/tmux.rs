@@ -224,6 +224,18 @@ impl Tmux {
             .collect())
     }
 
+    /// The panes attached clients are looking at: the active pane of each client's window.
+    pub fn focused_panes(&self) -> Vec<String> {
+        self.run(&["list-clients", "-F", "#{pane_id}"])
+            .map(|o| {
+                String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// The visible screen of pane `id`, with colours (`capture-pane -p -e`), one line per row.
     pub fn capture(&self, id: &str) -> Result<Vec<u8>, TmuxError> {
         Ok(self.run(&["capture-pane", "-p", "-e", "-t", id])?.stdout)

@@ -58,6 +58,8 @@ pub struct Engine {
     pending: HashMap<Ticket, Pending>,
     pub(crate) subscribers: Vec<Peer>,
     pub(crate) waiters: Waiters,
+    /// Where lifecycle events go to be notified (SPEC §14).
+    notifier: Option<crate::notify::Notifier>,
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
     /// blocks its agent until it is answered.
     report_due: Option<Instant>,
@@ -86,8 +88,14 @@ impl Engine {
             pending: HashMap::new(),
             subscribers: Vec::new(),
             waiters: Waiters::default(),
+            notifier: None,
             report_due: None,
         }
+    }
+
+    /// Sends every lifecycle event to `notifier` from now on.
+    pub fn set_notifier(&mut self, notifier: crate::notify::Notifier) {
+        self.notifier = Some(notifier);
     }
 
     /// Attaches the sources the store remembers (call once the socket accepts).
@@ -289,11 +297,18 @@ impl Engine {
             self.subscribers
                 .retain(|s| lines.iter().all(|l| s.event(l.clone())));
         }
+        let mut notified = Vec::new();
         for event in &events {
             if let Change::Lifecycle { to, .. } = event.change {
                 let state = panes::state(&self.world, &event.pane).ok();
+                if self.notifier.is_some() {
+                    notified.push((event.clone(), state.clone()));
+                }
                 self.waiters.reached(&event.pane, to, state);
             }
+        }
+        if let Some(notifier) = &self.notifier {
+            notifier.send(notified);
         }
         self.waiters.expire(Instant::now());
     }

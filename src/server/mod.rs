@@ -118,6 +118,8 @@ pub struct Config {
     pub mirror_dir: Option<PathBuf>,
     /// Where this server's output goes, when it runs detached (shown by `server.info`).
     pub log: Option<PathBuf>,
+    /// The settings file with the notification rules (SPEC §14); `None` notifies nothing.
+    pub settings: Option<PathBuf>,
 }
 
 impl Config {
@@ -130,6 +132,7 @@ impl Config {
             manifests: Vec::new(),
             mirror_dir: Some(default_mirror_dir()),
             log: None,
+            settings: crate::notify::settings::default_path(),
         }
     }
 }
@@ -171,6 +174,7 @@ pub struct Server {
     config: Config,
     listener: UnixListener,
     _lock: conn::ServerLock,
+    notifier: crate::notify::Notifier,
     engine: engine::Engine,
     stop_tx: Sender<()>,
     stop_rx: crossbeam_channel::Receiver<()>,
@@ -224,18 +228,27 @@ impl Server {
             started: std::time::Instant::now(),
             stop: stop_tx.clone(),
         };
-        let engine = engine::Engine::new(world, identity, store, config.mirror_dir.clone());
+        let mut engine = engine::Engine::new(world, identity, store, config.mirror_dir.clone());
+        let notifier = crate::notify::start(config.settings.clone(), state_dir())
+            .map_err(ServeError::Thread)?;
+        engine.set_notifier(notifier.clone());
         Ok((
             Server {
                 config,
                 listener,
                 _lock: lock,
+                notifier,
                 engine,
                 stop_tx,
                 stop_rx,
             },
             errors,
         ))
+    }
+
+    /// The notifier, to ask it to re-read the settings (SIGHUP).
+    pub fn notifier(&self) -> crate::notify::Notifier {
+        self.notifier.clone()
     }
 
     /// A handle that stops this server from another thread (a signal handler, an embedder).
@@ -252,6 +265,7 @@ impl Server {
             stop_rx,
             stop_tx,
             _lock,
+            ..
         } = self;
         let (requests_tx, requests_rx) = unbounded();
         let stop_accepting = Arc::new(AtomicBool::new(false));

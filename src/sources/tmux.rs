@@ -97,6 +97,8 @@ pub struct Watcher {
     instance: Option<String>,
     /// Whether stale panes of an earlier run were closed (once per server connection).
     swept: bool,
+    /// The tmux panes attached clients showed at the last round.
+    focused: Vec<String>,
 }
 
 impl Watcher {
@@ -111,6 +113,7 @@ impl Watcher {
             options: set_options.then(Options::default),
             instance: None,
             swept: false,
+            focused: Vec::new(),
         }
     }
 
@@ -164,11 +167,34 @@ impl Watcher {
         for (id, info) in ids.into_iter().zip(listed.iter()) {
             self.look(server, &mut groups, id, info)?;
         }
+        self.see_focused(server)?;
         if self.options.is_some() {
             let (_, states) = snapshot(server.call("pane.list", json!({}))?)?;
             self.write_options(&listed, &states);
         }
         Ok(true)
+    }
+
+    /// A pane that has been the active pane of a window an attached client shows for two rounds
+    /// in a row has been seen (SPEC §14): its unread turn is cleared.
+    fn see_focused(&mut self, server: &mut Client) -> Result<(), ClientError> {
+        let focused = self.tmux.focused_panes();
+        let before = std::mem::take(&mut self.focused);
+        for id in &focused {
+            if !before.contains(id) {
+                continue;
+            }
+            let pane = self.tmux.socket().pane_id(id);
+            let unread = server
+                .call("agent.get", json!({ "pane": pane }))
+                .ok()
+                .is_some_and(|s| s["unread"] == json!(true));
+            if unread {
+                ignore_unknown(server.call("pane.seen", json!({ "pane": pane })))?;
+            }
+        }
+        self.focused = focused;
+        Ok(())
     }
 
     fn instance_of(&self, pid: u32) -> String {

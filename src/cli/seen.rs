@@ -1,0 +1,44 @@
+//! `lookout seen PANE…|--all`: tell the server the person has seen these panes (clears `unread`,
+//! cause `seen`). A thin client of the socket.
+
+use crate::server::client::snapshot;
+use serde_json::json;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// Arguments of `lookout seen`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The panes seen.
+    #[arg(required_unless_present = "all")]
+    panes: Vec<String>,
+    /// Every pane with an unread turn.
+    #[arg(long, conflicts_with = "panes")]
+    all: bool,
+    /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
+    #[arg(long, value_name = "PATH")]
+    socket: Option<PathBuf>,
+}
+
+/// Marks the panes seen; exit 1 when one of them is unknown.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let mut client = super::connect(args.socket)?;
+    let panes = if args.all {
+        let (_, states) = snapshot(client.call("pane.list", json!({}))?)?;
+        states
+            .into_iter()
+            .filter(|s| s.unread)
+            .map(|s| s.pane)
+            .collect()
+    } else {
+        args.panes
+    };
+    let mut code = ExitCode::SUCCESS;
+    for pane in panes {
+        if let Err(e) = client.call("pane.seen", json!({ "pane": pane })) {
+            eprintln!("lookout seen: {pane}: {e}");
+            code = ExitCode::from(1);
+        }
+    }
+    Ok(code)
+}

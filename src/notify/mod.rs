@@ -1,0 +1,240 @@
+//! Notifications (SPEC §14): the server's events in, one notification per transition into a
+//! notified state out, through the sinks of the settings file — never for a pane the person is
+//! looking at, with reminders for a pane left blocked, and never twice for one event (the last
+//! event handled is kept in the state directory, so a restart does not repeat it).
+//!
+//! Runs on a thread of its own fed by a bounded channel the tick only `try_send`s into, so a slow
+//! sink can never hold up detection; each delivery runs on its own short-lived thread. Touches the
+//! settings file, one state file, tmux (focus, `display-message`, bells), child processes and
+//! loopback HTTP.
+
+pub mod settings;
+mod sinks;
+
+use crate::components::LifecycleState;
+use crate::event::{Change, Event};
+use crate::panes::PaneState;
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
+use serde_json::{Value, json};
+use settings::{Rule, Settings, Trigger, glob};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+/// One tick's lifecycle events, each with the pane's state after the tick.
+pub type Batch = Vec<(Event, Option<PaneState>)>;
+
+/// Batches the notifier may fall behind by before the tick drops them (with a log line).
+const QUEUE: usize = 64;
+/// How often settings are re-read and reminders are due.
+const LOOK_EVERY: Duration = Duration::from_millis(250);
+
+/// The tick's end of the notifier.
+#[derive(Debug, Clone)]
+pub struct Notifier {
+    tx: Sender<Batch>,
+    reload: Arc<AtomicBool>,
+}
+
+impl Notifier {
+    /// Hands a tick's events over; never blocks.
+    pub fn send(&self, batch: Batch) {
+        if batch.is_empty() {
+            return;
+        }
+        if let Err(TrySendError::Full(_)) = self.tx.try_send(batch) {
+            eprintln!("lookout: notifications fell behind; a tick's events were not notified");
+        }
+    }
+
+    /// Re-read the settings file now (SIGHUP).
+    pub fn reload(&self) {
+        self.reload.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Starts the notifier: settings from `config` (re-read when it changes), the dedupe mark in
+/// `state_dir`.
+pub fn start(config: Option<PathBuf>, state_dir: PathBuf) -> std::io::Result<Notifier> {
+    let (tx, rx) = crossbeam_channel::bounded(QUEUE);
+    let reload = Arc::new(AtomicBool::new(true));
+    let mut worker = Worker {
+        config,
+        mark: state_dir.join("notified-seq"),
+        settings: Settings::default(),
+        loaded: None,
+        blocked: HashMap::new(),
+        reload: reload.clone(),
+    };
+    std::thread::Builder::new()
+        .name("lookout-notify".into())
+        .spawn(move || worker.run(&rx))?;
+    Ok(Notifier { tx, reload })
+}
+
+/// A pane that is blocked: since when, its last state, and how many reminders went out.
+struct Blocked {
+    since: Instant,
+    state: PaneState,
+    reminders: u32,
+}
+
+struct Worker {
+    config: Option<PathBuf>,
+    mark: PathBuf,
+    settings: Settings,
+    /// The settings file's modification time when last read.
+    loaded: Option<Option<SystemTime>>,
+    blocked: HashMap<String, Blocked>,
+    reload: Arc<AtomicBool>,
+}
+
+impl Worker {
+    fn run(&mut self, rx: &Receiver<Batch>) {
+        let mut done_up_to = std::fs::read_to_string(&self.mark)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        loop {
+            self.refresh();
+            match rx.recv_timeout(LOOK_EVERY) {
+                Ok(batch) => {
+                    let last = batch.iter().map(|(e, _)| e.seq.0).max().unwrap_or(0);
+                    for (event, state) in batch {
+                        if event.seq.0 > done_up_to {
+                            self.on_event(&event, state);
+                        }
+                    }
+                    if last > done_up_to {
+                        done_up_to = last;
+                        let _ = std::fs::write(&self.mark, last.to_string());
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+            self.remind();
+        }
+    }
+
+    /// Re-reads the settings when the file changed (or was asked to); a bad file keeps the last
+    /// good settings and says so once.
+    fn refresh(&mut self) {
+        let Some(path) = &self.config else { return };
+        let modified = std::fs::metadata(path).and_then(|m| m.modified()).ok();
+        let asked = self.reload.swap(false, Ordering::Relaxed);
+        if !asked && self.loaded == Some(modified) {
+            return;
+        }
+        self.loaded = Some(modified);
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => {
+                eprintln!(
+                    "lookout: cannot read {}: {e}; keeping the settings in force",
+                    path.display()
+                );
+                return;
+            }
+        };
+        match Settings::parse(&path.display().to_string(), &text) {
+            Ok(settings) => {
+                if settings != self.settings && !text.is_empty() {
+                    eprintln!(
+                        "lookout: settings loaded from {} ({} notify rule(s))",
+                        path.display(),
+                        settings.notify.len()
+                    );
+                }
+                self.settings = settings;
+            }
+            Err(e) => eprintln!("lookout: settings refused: {e}; keeping the last good settings"),
+        }
+    }
+
+    fn on_event(&mut self, event: &Event, state: Option<PaneState>) {
+        let Change::Lifecycle { to, .. } = event.change else {
+            return;
+        };
+        let Some(state) = state else { return };
+        if to == LifecycleState::Blocked {
+            self.blocked.insert(
+                state.pane.clone(),
+                Blocked {
+                    since: Instant::now(),
+                    state: state.clone(),
+                    reminders: 0,
+                },
+            );
+        } else {
+            self.blocked.remove(&state.pane);
+        }
+        let body = sinks::body(Some(event), &state, to.name());
+        self.notify(Trigger::Entered(to), &state, &body);
+    }
+
+    /// Reminders for panes left blocked: at `stuck_after`, and once more at three times it.
+    fn remind(&mut self) {
+        let rules: Vec<Rule> = self
+            .settings
+            .notify
+            .iter()
+            .filter(|r| r.on.contains(&Trigger::Stuck))
+            .cloned()
+            .collect();
+        let Some(first) = rules.iter().map(|r| r.stuck_after).min() else {
+            return;
+        };
+        let due: Vec<PaneState> = self
+            .blocked
+            .values_mut()
+            .filter_map(|b| {
+                let next = first * if b.reminders == 0 { 1 } else { 3 };
+                (b.reminders < 2 && b.since.elapsed() >= next).then(|| {
+                    b.reminders += 1;
+                    b.state.clone()
+                })
+            })
+            .collect();
+        for state in due {
+            let body = sinks::body(None, &state, "stuck");
+            self.notify(Trigger::Stuck, &state, &body);
+        }
+    }
+
+    fn notify(&self, trigger: Trigger, state: &PaneState, body: &Value) {
+        let mut focused: Option<bool> = None;
+        for rule in &self.settings.notify {
+            if !rule.on.contains(&trigger) || !applies(rule, state) {
+                continue;
+            }
+            if !rule.focused && *focused.get_or_insert_with(|| sinks::is_focused(&state.pane)) {
+                continue;
+            }
+            sinks::deliver(rule, state, body);
+        }
+    }
+}
+
+/// Whether `rule`'s kind and pane filters take `state`.
+fn applies(rule: &Rule, state: &PaneState) -> bool {
+    let kind_ok = rule.kinds.is_empty()
+        || state
+            .kind
+            .as_ref()
+            .is_some_and(|k| rule.kinds.iter().any(|want| want == k));
+    let pane_ok = rule.panes.is_empty() || rule.panes.iter().any(|g| glob(g, &state.pane));
+    kind_ok && pane_ok
+}
+
+/// The JSON a sink receives: `{"trigger", "pane", "state": {…}, "event": {…}?}`.
+pub fn describe(event: Option<&Event>, state: &PaneState, trigger: &str) -> Value {
+    let mut v = json!({"trigger": trigger, "pane": state.pane, "state": state});
+    if let Some(event) = event {
+        v["event"] = crate::server::protocol::event_json(event);
+    }
+    v
+}

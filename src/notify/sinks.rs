@@ -1,0 +1,263 @@
+//! The sinks: where one notification goes, each delivered on a short-lived thread of its own so a
+//! hung command or web server holds up nothing but itself.
+//!
+//! - `exec`: the command, the notification JSON on stdin, `LOOKOUT_*` in its environment; killed
+//!   after 30 s.
+//! - `webhook`: an HTTP/1.1 POST of the JSON to an `http://` URL (ntfy, Home Assistant, a local
+//!   relay), 5 s timeout, three tries.
+//! - `tmux` / `bell`: `display-message` on, or a BEL to the terminal of, every tmux client showing
+//!   the pane's session.
+//!
+//! Also what "the person is looking at it" means for a tmux pane: it is the active pane of the
+//! window an attached client shows. Touches child processes, loopback TCP and tmux.
+
+use super::settings::{Rule, Sink};
+use crate::event::Event;
+use crate::panes::PaneState;
+use crate::pty::tmux::Socket;
+use serde_json::Value;
+use std::io::{Read as _, Write as _};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long an `exec` command may run.
+const EXEC_LIMIT: Duration = Duration::from_secs(30);
+/// A webhook's connect/read/write timeout, and its tries.
+const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(5);
+const WEBHOOK_TRIES: u32 = 3;
+
+/// The notification JSON.
+pub fn body(event: Option<&Event>, state: &PaneState, trigger: &str) -> Value {
+    super::describe(event, state, trigger)
+}
+
+/// Sends one notification through `rule`'s sink, in the background.
+pub fn deliver(rule: &Rule, state: &PaneState, body: &Value) {
+    let (sink, state, body) = (rule.sink.clone(), state.clone(), body.clone());
+    let message = fill(
+        &rule.message,
+        &state,
+        body["trigger"].as_str().unwrap_or(""),
+    );
+    let spawned = std::thread::Builder::new()
+        .name("lookout-sink".into())
+        .spawn(move || {
+            let result = match &sink {
+                Sink::Exec(command) => exec(command, &state, &body),
+                Sink::Webhook(url) => webhook(url, &body),
+                Sink::Tmux => tmux_clients(&state.pane, |tmux, client, _| {
+                    tmux_run(tmux, &["display-message", "-c", client, &message])
+                }),
+                Sink::Bell => tmux_clients(&state.pane, |_, _, tty| {
+                    std::fs::OpenOptions::new()
+                        .write(true)
+                        .open(tty)
+                        .and_then(|mut t| t.write_all(b"\x07"))
+                        .map_err(|e| format!("{tty}: {e}"))
+                }),
+            };
+            if let Err(e) = result {
+                eprintln!(
+                    "lookout: notification for {} not delivered: {e}",
+                    state.pane
+                );
+            }
+        });
+    if let Err(e) = spawned {
+        eprintln!("lookout: cannot start a notification: {e}");
+    }
+}
+
+/// `{pane}`, `{kind}`, `{state}`, `{labels}` filled in.
+fn fill(template: &str, state: &PaneState, trigger: &str) -> String {
+    template
+        .replace("{pane}", &state.pane)
+        .replace("{kind}", state.kind.as_deref().unwrap_or("-"))
+        .replace("{state}", trigger)
+        .replace("{labels}", &state.labels.join(", "))
+}
+
+fn exec(command: &[String], state: &PaneState, body: &Value) -> Result<(), String> {
+    let Some((program, args)) = command.split_first() else {
+        return Err("empty command".into());
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("LOOKOUT_PANE", &state.pane)
+        .env("LOOKOUT_KIND", state.kind.as_deref().unwrap_or(""))
+        .env("LOOKOUT_STATE", state.lifecycle.name())
+        .env("LOOKOUT_TRIGGER", body["trigger"].as_str().unwrap_or(""))
+        .env("LOOKOUT_CAUSE", state.cause.as_deref().unwrap_or(""))
+        .env("LOOKOUT_LABELS", state.labels.join(", "))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null());
+    if let Some((_, pane)) = tmux_pane(&state.pane) {
+        cmd.env("LOOKOUT_TMUX_TARGET", pane);
+    }
+    let mut child = cmd.spawn().map_err(|e| format!("{program}: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(body.to_string().as_bytes());
+    }
+    let end = Instant::now() + EXEC_LIMIT;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return Ok(()),
+            Ok(Some(status)) => return Err(format!("{program} exited with {status}")),
+            Ok(None) if Instant::now() >= end => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("{program} ran over {EXEC_LIMIT:?}; killed"));
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+fn webhook(url: &str, body: &Value) -> Result<(), String> {
+    let rest = url.strip_prefix("http://").ok_or("only http:// URLs")?;
+    let (authority, path) = rest
+        .split_once('/')
+        .map_or((rest, "/".to_owned()), |(a, p)| (a, format!("/{p}")));
+    let payload = body.to_string();
+    let request = format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\nConnection: close\r\nUser-Agent: lookout/{}\r\n\r\n{payload}",
+        payload.len(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut last = String::new();
+    for attempt in 0..WEBHOOK_TRIES {
+        if attempt > 0 {
+            std::thread::sleep(Duration::from_secs(u64::from(attempt)));
+        }
+        match post(authority, &request) {
+            Ok(status) if (200..300).contains(&status) => return Ok(()),
+            // A client error will not get better by trying again.
+            Ok(status) if (400..500).contains(&status) => {
+                return Err(format!("{url}: HTTP {status}"));
+            }
+            Ok(status) => last = format!("{url}: HTTP {status}"),
+            Err(e) => last = format!("{url}: {e}"),
+        }
+    }
+    Err(last)
+}
+
+/// One POST; the response's status code.
+fn post(authority: &str, request: &str) -> std::io::Result<u16> {
+    use std::net::ToSocketAddrs as _;
+    let addr = authority
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| std::io::Error::other("no address"))?;
+    let mut stream = TcpStream::connect_timeout(&addr, WEBHOOK_TIMEOUT)?;
+    stream.set_read_timeout(Some(WEBHOOK_TIMEOUT))?;
+    stream.set_write_timeout(Some(WEBHOOK_TIMEOUT))?;
+    stream.write_all(request.as_bytes())?;
+    let mut head = [0u8; 64];
+    let n = stream.read(&mut head)?;
+    let line = String::from_utf8_lossy(&head[..n]);
+    line.split_whitespace()
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(|| std::io::Error::other(format!("not an HTTP response: {line:?}")))
+}
+
+/// The tmux socket and pane (`%3`) of a lookout pane id `tmux:%3` / `tmux:NAME:%3`.
+fn tmux_pane(pane: &str) -> Option<(Socket, &str)> {
+    let rest = pane.strip_prefix("tmux:")?;
+    let (name, id) = match rest.rsplit_once(':') {
+        Some((name, id)) => (Some(name), id),
+        None => (None, rest),
+    };
+    id.starts_with('%').then_some(())?;
+    let dir = std::env::var_os("TMUX_TMPDIR")
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
+        .join(format!("tmux-{}", nix::unistd::getuid()));
+    Some((Socket::Path(dir.join(name.unwrap_or("default"))), id))
+}
+
+fn tmux_run(tmux: &Socket, args: &[&str]) -> Result<(), String> {
+    let Socket::Path(path) = tmux else {
+        return Err("no tmux socket".into());
+    };
+    let out = Command::new("tmux")
+        .arg("-S")
+        .arg(path)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("tmux: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "tmux {}: {}",
+            args[0],
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+fn tmux_output(tmux: &Socket, args: &[&str]) -> Option<String> {
+    let Socket::Path(path) = tmux else {
+        return None;
+    };
+    let out = Command::new("tmux")
+        .arg("-S")
+        .arg(path)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Runs `each(tmux, client, client_tty)` for every client showing the session of `pane`.
+fn tmux_clients(
+    pane: &str,
+    each: impl Fn(&Socket, &str, &str) -> Result<(), String>,
+) -> Result<(), String> {
+    let (tmux, id) = tmux_pane(pane).ok_or("not a tmux pane")?;
+    let session = tmux_output(&tmux, &["display-message", "-p", "-t", id, "#{session_id}"])
+        .ok_or("the pane is gone")?;
+    let clients = tmux_output(
+        &tmux,
+        &[
+            "list-clients",
+            "-F",
+            "#{client_name}\t#{client_tty}\t#{session_id}",
+        ],
+    )
+    .unwrap_or_default();
+    let mut shown = 0;
+    for line in clients.lines() {
+        let mut f = line.split('\t');
+        let (Some(client), Some(tty), Some(s)) = (f.next(), f.next(), f.next()) else {
+            continue;
+        };
+        if s == session.trim() {
+            each(&tmux, client, tty)?;
+            shown += 1;
+        }
+    }
+    if shown == 0 {
+        return Err("no tmux client shows that session".into());
+    }
+    Ok(())
+}
+
+/// Whether the person is looking at `pane` now: a tmux pane that is the active pane of the window
+/// an attached client shows.
+pub fn is_focused(pane: &str) -> bool {
+    let Some((tmux, id)) = tmux_pane(pane) else {
+        return false;
+    };
+    tmux_output(&tmux, &["list-clients", "-F", "#{pane_id}"])
+        .is_some_and(|out| out.lines().any(|l| l.trim() == id))
+}

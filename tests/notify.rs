@@ -1,0 +1,292 @@
+//! Real-part tests of notifications (SPEC §14): a real `lookout serve` reading a real settings
+//! file, panes driven by hook reports over the socket, and each sink against the real thing it
+//! talks to — a script (`exec`), an HTTP listener on 127.0.0.1 (`webhook`), a tmux server with an
+//! attached client in a PTY (`tmux`, focus). Every wait has a deadline.
+
+mod support;
+
+use lookout::server::Client;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use support::server::{Served, announce, open_with};
+use support::wait_until;
+
+fn settings(dir: &Path, text: &str) {
+    let file = dir.join("config/lookout/config.toml");
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    std::fs::write(file, text).expect("write settings");
+}
+
+/// A pane whose (stand-in) claude reports `state`.
+fn report(client: &mut Client, pane: &str, seq: u64, state: &str) {
+    let params = json!({"pane": pane, "source": "t:claude", "seq": seq, "state": state});
+    client.call("report.state", params).expect("report");
+}
+
+fn agent(client: &mut Client, pane: &str) {
+    open_with(client, pane, &["claude"]);
+    announce(client, pane, "t:claude");
+}
+
+/// The notifications an `exec` sink appended to `file`, one JSON per line.
+fn lines(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn exec_to(file: &Path, on: &str, extra: &str) -> String {
+    format!(
+        "[[notify]]\nsink = \"exec\"\non = {on}\ncommand = [\"sh\", \"-c\", \"cat >> {}; echo >> {}\"]\n{extra}\n",
+        file.display(),
+        file.display()
+    )
+}
+
+#[test]
+fn exec_notifies_once_per_transition_even_across_a_kill_9() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("notified.jsonl");
+    settings(
+        dir.path(),
+        &exec_to(&out, "[\"blocked\"]", "kinds = [\"claude\"]"),
+    );
+    let mut served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "a");
+    report(&mut client, "a", 1, "working");
+    report(&mut client, "a", 2, "blocked");
+    wait_until(
+        "one notification",
+        || lines(&out).len() == 1,
+        || format!("{:?}", lines(&out)),
+    );
+    let first = &lines(&out)[0];
+    assert_eq!(first["trigger"], "blocked");
+    assert_eq!(first["pane"], "a");
+    assert_eq!(first["state"]["kind"], "claude");
+    assert_eq!(first["event"]["to"], "blocked");
+
+    // The server dies and comes back; pane `a` resumes blocked. A second pane blocks: the only
+    // new notification is that one.
+    served.kill9();
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "a");
+    agent(&mut client, "b");
+    report(&mut client, "b", 1, "blocked");
+    wait_until(
+        "b's notification",
+        || lines(&out).len() >= 2,
+        || format!("{:?}", lines(&out)),
+    );
+    let all = lines(&out);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1]["pane"], "b");
+}
+
+#[test]
+fn a_webhook_gets_the_event_as_json() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    settings(
+        dir.path(),
+        &format!(
+            "[[notify]]\nsink = \"webhook\"\non = [\"done\"]\nurl = \"http://127.0.0.1:{port}/hook\"\n"
+        ),
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "w");
+    report(&mut client, "w", 1, "working");
+    report(&mut client, "w", 2, "done");
+    listener.set_nonblocking(false).expect("blocking");
+    let (mut stream, _) = listener.accept().expect("the webhook's POST");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).expect("request line");
+    assert!(
+        request_line.starts_with("POST /hook HTTP/1.1"),
+        "{request_line}"
+    );
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).expect("header");
+        if header.trim().is_empty() {
+            break;
+        }
+        if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().expect("length");
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).expect("body");
+    let body: Value = serde_json::from_slice(&body).expect("json body");
+    assert_eq!(body["trigger"], "done");
+    assert_eq!(body["state"]["unread"], true);
+    stream
+        .write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+        .expect("answer");
+}
+
+#[test]
+fn a_pane_left_blocked_is_reminded_twice_and_no_more() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("stuck.jsonl");
+    settings(
+        dir.path(),
+        &exec_to(&out, "[\"stuck\"]", "stuck_after = \"1s\""),
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "s");
+    report(&mut client, "s", 1, "blocked");
+    let blocked_at = Instant::now();
+    wait_until(
+        "the first reminder",
+        || lines(&out).len() == 1,
+        || format!("{:?}", lines(&out)),
+    );
+    assert!(blocked_at.elapsed() >= Duration::from_secs(1));
+    assert_eq!(lines(&out)[0]["trigger"], "stuck");
+    wait_until(
+        "the second reminder",
+        || lines(&out).len() == 2,
+        || format!("{:?}", lines(&out)),
+    );
+    assert!(
+        blocked_at.elapsed() >= Duration::from_secs(3),
+        "the second comes at 3× stuck_after"
+    );
+    // Never a third: watch for two more stuck_after periods.
+    let end = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < end {
+        assert_eq!(lines(&out).len(), 2, "{:?}", lines(&out));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_bad_settings_file_is_refused_with_its_line_and_the_last_good_one_stays() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("n.jsonl");
+    settings(dir.path(), &exec_to(&out, "[\"blocked\"]", ""));
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "p");
+    report(&mut client, "p", 1, "blocked");
+    wait_until("notified", || lines(&out).len() == 1, String::new);
+    // A typo: refused (the log names line and key), the rule in force stays.
+    settings(
+        dir.path(),
+        "[[notify]]\nsink = \"exec\"\non = [\"blocked\"]\ncomand = [\"x\"]\n",
+    );
+    report(&mut client, "p", 2, "working");
+    report(&mut client, "p", 3, "blocked");
+    wait_until(
+        "still notified",
+        || lines(&out).len() == 2,
+        || format!("{:?}", lines(&out)),
+    );
+}
+
+#[test]
+fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
+    use support::fake_claude::fake_claude;
+    use support::pty::Outer;
+    use support::tmux::Tmux;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let out = dir.path().join("n.jsonl");
+    settings(
+        dir.path(),
+        &format!(
+            "{}\n[[notify]]\nsink = \"tmux\"\non = [\"blocked\"]\nmessage = \"lookout: {{pane}} is {{state}}\"\n",
+            exec_to(&out, "[\"blocked\"]", "")
+        ),
+    );
+    let name = format!("lookout-notify-{}", std::process::id());
+    let claude = bin.join("claude").display().to_string();
+    let (tmux, shown) = Tmux::start(&name, 100, 30, &[], &claude);
+    let hidden = tmux
+        .run(&["new-window", "-d", "-P", "-F", "#{pane_id}", &claude])
+        .trim()
+        .to_owned();
+    // A person's terminal, attached to the session: it shows the first window.
+    let _client = Outer::start(&["tmux", "-L", &name, "attach"], 100, 30, &[]);
+    wait_until(
+        "the client attached",
+        || !tmux.run(&["list-clients"]).trim().is_empty(),
+        String::new,
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let attach = served
+        .command(&["tmux", "--socket-name", &name, "--server-socket"])
+        .arg(&served.socket)
+        .output()
+        .expect("lookout tmux");
+    assert!(
+        attach.status.success(),
+        "{}",
+        String::from_utf8_lossy(&attach.stderr)
+    );
+    let id = |pane: &str| format!("tmux:{name}:{pane}");
+    let mut client = served.client();
+    for pane in [&shown, &hidden] {
+        wait_until(
+            "the agent identified",
+            || {
+                client
+                    .call("agent.get", json!({"pane": id(pane)}))
+                    .is_ok_and(|s| s["kind"] == "claude")
+            },
+            || tmux.screen(pane),
+        );
+        announce(&mut client, &id(pane), "t:claude");
+    }
+    report(&mut client, &id(&shown), 1, "blocked");
+    report(&mut client, &id(&hidden), 1, "blocked");
+    wait_until(
+        "the hidden pane notified",
+        || lines(&out).iter().any(|n| n["pane"] == json!(id(&hidden))),
+        || format!("{:?}", lines(&out)),
+    );
+    assert!(
+        lines(&out).iter().all(|n| n["pane"] != json!(id(&shown))),
+        "the pane in view was notified: {:?}",
+        lines(&out)
+    );
+    wait_until(
+        "the tmux message on the client",
+        || {
+            tmux.run(&["show-messages"])
+                .contains(&format!("lookout: {} is blocked", id(&hidden)))
+        },
+        || tmux.run(&["show-messages"]),
+    );
+    // The hidden pane finishes its turn unread; the person switches to it: seen.
+    report(&mut client, &id(&hidden), 2, "working");
+    report(&mut client, &id(&hidden), 3, "done");
+    let unread = |client: &mut Client| {
+        client
+            .call("agent.get", json!({"pane": id(&hidden)}))
+            .is_ok_and(|s| s["unread"] == true)
+    };
+    wait_until("done, unread", || unread(&mut client), String::new);
+    tmux.run(&["select-window", "-t", &hidden]);
+    wait_until(
+        "looking at it clears unread",
+        || !unread(&mut client),
+        String::new,
+    );
+}
