@@ -59,6 +59,22 @@ impl Badge {
     }
 }
 
+/// The panes in the order a person should look at them: blocked, then done-unread, working, idle;
+/// the longest waiting first within each (RFC 3339 times sort as text).
+pub fn by_urgency(panes: &mut [PaneState]) {
+    panes.sort_by(|a, b| {
+        Badge::of(b)
+            .cmp(&Badge::of(a))
+            .then_with(|| a.since.cmp(&b.since))
+            .then_with(|| a.pane.cmp(&b.pane))
+    });
+}
+
+/// A pane with no agent in it that asks nothing (a plain shell): boards hide it unless asked.
+pub fn is_plain(pane: &PaneState) -> bool {
+    pane.kind.is_none() && Badge::of(pane) == Badge::Idle
+}
+
 /// A pane's state as the wire and the store show it (§8.2).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PaneState {

@@ -109,7 +109,8 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
         String::new,
     );
 
-    let command = format!("{LOOKOUT} watch --socket {}", served.socket.display());
+    // --all: the board's own pane is a plain shell, hidden otherwise.
+    let command = format!("{LOOKOUT} watch --all --socket {}", served.socket.display());
     let state = dir.path().join("state");
     let term = Terminal::start("board", &command, &[("XDG_STATE_HOME", &state)]);
     term.wait_for("the roll-up", |s| {
@@ -143,12 +144,14 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
                 && term
                     .screen()
                     .lines()
-                    .any(|l| l.get(2..).is_some_and(|r| r.starts_with("tmux:")))
+                    // Shown as a person names it: `session:window.pane window-name`.
+                    .any(|l| l.get(2..).is_some_and(|r| r.starts_with("0:0.0 ")))
         },
         || term.screen(),
     );
 
-    // Rows are ordered by id; select test:done (j moves down from the first row) and mark it seen.
+    // Rows are in urgency order (blocked, done, working, idle); select test:done (j moves down from
+    // the first row) and mark it seen.
     term.wait_for("the first row selected", |s| {
         s.lines().any(|l| l.starts_with("> test:blocked"))
     });

@@ -11,6 +11,7 @@ mod events;
 mod explain;
 mod hooks;
 mod link;
+mod next;
 mod pty_command;
 mod record;
 mod replay;
@@ -55,6 +56,8 @@ enum Command {
     Status(status::Args),
     /// Mark panes seen (clears their unread turn).
     Seen(seen::Args),
+    /// Print (or go to) the pane that most needs you.
+    Next(next::Args),
     /// Subscribe and print the snapshot, then every event, as JSON lines.
     Events(events::Args),
     /// Wait until a pane becomes one of the given states (exit 1 on timeout).
@@ -89,12 +92,14 @@ pub fn main() -> ExitCode {
         Command::Stop(args) => serve::stop(
             &args
                 .socket
+                .or_else(crate::server::env_socket)
                 .unwrap_or_else(crate::server::default_socket_path),
         ),
         Command::Report(args) => report::run(args),
         Command::Hooks(args) => hooks::run(args),
         Command::Status(args) => status::run(args),
         Command::Seen(args) => seen::run(args),
+        Command::Next(args) => next::run(args),
         Command::Events(args) => events::run(args),
         Command::Wait(args) => wait::run(args),
         Command::Tmux(args) => tmux::run(args),

@@ -36,6 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args
         .server_socket
         .clone()
+        .or_else(crate::server::env_socket)
         .unwrap_or_else(crate::server::default_socket_path);
     let tmux = Tmux::new(chosen(args.socket_name));
     let mut client = daemon::connect(&socket)?;

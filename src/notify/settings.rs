@@ -123,12 +123,20 @@ impl Settings {
         let raw: Raw = toml::from_str(text).map_err(|e| {
             let line = e
                 .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+                .and_then(|s| text.get(..s.start))
+                .map(|t| t.matches('\n').count() + 1);
+            let why = e.message().to_owned();
+            // serde names the key it did not know; the span points at it.
+            let key = why
+                .strip_prefix("unknown field `")
+                .and_then(|r| r.split('`').next())
+                .unwrap_or("-")
+                .to_owned();
             SettingsError {
                 file: file.to_owned(),
                 line,
-                key: "-".into(),
-                why: e.message().to_owned(),
+                key,
+                why,
             }
         })?;
         let mut notify = Vec::new();

@@ -18,7 +18,6 @@ use crate::pty::tmux::Socket;
 use serde_json::Value;
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -166,18 +165,8 @@ fn post(authority: &str, request: &str) -> std::io::Result<u16> {
         .ok_or_else(|| std::io::Error::other(format!("not an HTTP response: {line:?}")))
 }
 
-/// The tmux socket and pane (`%3`) of a lookout pane id `tmux:%3` / `tmux:NAME:%3`.
 fn tmux_pane(pane: &str) -> Option<(Socket, &str)> {
-    let rest = pane.strip_prefix("tmux:")?;
-    let (name, id) = match rest.rsplit_once(':') {
-        Some((name, id)) => (Some(name), id),
-        None => (None, rest),
-    };
-    id.starts_with('%').then_some(())?;
-    let dir = std::env::var_os("TMUX_TMPDIR")
-        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
-        .join(format!("tmux-{}", nix::unistd::getuid()));
-    Some((Socket::Path(dir.join(name.unwrap_or("default"))), id))
+    Socket::of_pane_id(pane)
 }
 
 fn tmux_run(tmux: &Socket, args: &[&str]) -> Result<(), String> {

@@ -5,6 +5,7 @@
 //! tmux pane exactly as it would see a PTY. Touches only the `tmux` binary (one short-lived process
 //! per call, as tmux's own tools do); it keeps no state.
 
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
@@ -145,6 +146,24 @@ impl Socket {
         (name != "default").then_some(name)
     }
 
+    /// The reverse of [`Socket::pane_id`]: the tmux server (by its socket in tmux's socket
+    /// directory, `$TMUX_TMPDIR/tmux-UID/NAME`) and the tmux pane of a lookout pane id.
+    pub fn of_pane_id(pane: &str) -> Option<(Socket, &str)> {
+        let rest = pane.strip_prefix("tmux:")?;
+        let (name, id) = match rest.rsplit_once(':') {
+            Some((name, id)) => (name, id),
+            None => ("default", rest),
+        };
+        if !id.starts_with('%') {
+            return None;
+        }
+        let dir = std::env::var_os("TMUX_TMPDIR")
+            .filter(|d| !d.is_empty())
+            .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
+            .join(format!("tmux-{}", nix::unistd::getuid()));
+        Some((Socket::Path(dir.join(name)), id))
+    }
+
     /// The lookout pane id of tmux pane `id` (`%3`) on this server: `tmux:%3`, or `tmux:NAME:%3`.
     /// The tmux source opens panes under this id and `lookout report` finds its pane by it.
     pub fn pane_id(&self, id: &str) -> String {
@@ -234,6 +253,33 @@ impl Tmux {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Where each pane is, as a person names it: `%3` → (`work:1.0`, the window's name).
+    pub fn places(&self) -> HashMap<String, (String, String)> {
+        let format = "#{pane_id}\t#{session_name}:#{window_index}.#{pane_index}\t#{window_name}";
+        let Ok(out) = self.run(&["list-panes", "-a", "-F", format]) else {
+            return HashMap::new();
+        };
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.splitn(3, '\t');
+                Some((
+                    f.next()?.to_owned(),
+                    (f.next()?.to_owned(), f.next()?.to_owned()),
+                ))
+            })
+            .collect()
+    }
+
+    /// Brings pane `id` in front of the client this process runs in (`$TMUX`): its session, its
+    /// window, the pane itself.
+    pub fn jump(&self, id: &str) -> Result<(), TmuxError> {
+        self.run(&["switch-client", "-t", id])?;
+        self.run(&["select-window", "-t", id])?;
+        self.run(&["select-pane", "-t", id])?;
+        Ok(())
     }
 
     /// The visible screen of pane `id`, with colours (`capture-pane -p -e`), one line per row.

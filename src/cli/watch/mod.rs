@@ -4,7 +4,9 @@
 //! tmux server when one runs (the server's own source: a board only views, so any number of boards
 //! can be open), optionally adds demo panes, then shows every pane full-screen, repainting on each
 //! event (subscribe) and once a second for the "since" column.
-//! Keys: `j`/`k` or arrows select, `s` marks the selected pane seen, `q` quits. Touches the outer
+//! Rows are in urgency order (blocked, done-unread, working, idle; longest waiting first), plain
+//! shells hidden unless `--all`, tmux panes named `session:window.pane window-name`. Keys: `j`/`k`
+//! or arrows select, Enter goes to the pane (tmux), `s` marks it seen, `q` quits. Touches the outer
 //! terminal (alternate screen, raw mode, always restored), the server socket, tmux and PTYs (demo).
 
 pub mod demo;
@@ -13,11 +15,12 @@ pub mod render;
 use crate::cli::daemon;
 use crate::panes::PaneState;
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
-use crate::pty::tmux::Tmux;
+use crate::pty::tmux::{Socket, Tmux};
 use crate::server::client::{Client, snapshot};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use render::View;
 use serde_json::json;
+use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -41,12 +44,16 @@ pub struct Args {
     /// Do not attach the user's tmux server even when one is running.
     #[arg(long)]
     no_tmux: bool,
+    /// Also show plain shells (panes with no agent that ask nothing).
+    #[arg(long)]
+    all: bool,
 }
 
 /// Runs `lookout watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args
         .socket
+        .or_else(crate::server::env_socket)
         .unwrap_or_else(crate::server::default_socket_path);
     let mut client = daemon::connect(&socket)?;
     let mut status = String::new();
@@ -73,14 +80,26 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut board = Board {
         client,
         panes: Vec::new(),
+        names: HashMap::new(),
         selected: None,
         status,
+        problem: None,
+        all: args.all,
     };
     if args.once {
         board.refresh(&socket);
-        let color = std::io::stdout().is_terminal();
+        // Into a pipe: no colours, plain newlines.
+        let tty = std::io::stdout().is_terminal();
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
-        println!("{}", board.frame(size, color));
+        let frame = board.frame(size, tty);
+        println!(
+            "{}",
+            if tty {
+                frame
+            } else {
+                frame.replace("\r\n", "\n")
+            }
+        );
         return Ok(ExitCode::SUCCESS);
     }
     interactive(&socket, &mut board)?;
@@ -90,22 +109,45 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
 /// What the board shows and the connection it reads through.
 struct Board {
     client: Client,
+    /// In urgency order (blocked, done-unread, working, idle; longest waiting first).
     panes: Vec<PaneState>,
+    /// `work:1.0 api` for tmux panes.
+    names: HashMap<String, String>,
     /// The selected pane's id, so the selection follows the pane when rows come and go.
     selected: Option<String>,
     status: String,
+    /// Shown in the footer until the server answers again.
+    problem: Option<String>,
+    /// Show plain shells too.
+    all: bool,
 }
 
 impl Board {
     /// Reads every pane's state (`pane.list`); a lost server is shown, and reconnected next time.
     fn refresh(&mut self, socket: &Path) {
         match self.client.call("pane.list", json!({})).map(snapshot) {
-            Ok(Ok((_, panes))) => self.panes = panes,
+            Ok(Ok((_, mut panes))) => {
+                if !self.all {
+                    panes.retain(|p| !crate::panes::is_plain(p));
+                }
+                crate::panes::by_urgency(&mut panes);
+                self.names = places(&panes);
+                self.panes = panes;
+                self.problem = None;
+            }
             _ => match Client::connect(socket) {
                 Ok(client) => self.client = client,
-                Err(err) => self.status = format!("server lost: {err}"),
+                Err(err) => self.problem = Some(format!("server lost: {err}")),
             },
         }
+    }
+
+    /// Enter: brings the selected tmux pane in front of this terminal's tmux client.
+    fn jump(&mut self) {
+        let Some(pane) = self.panes.get(self.index()) else {
+            return;
+        };
+        self.problem = jump(&pane.pane).err();
     }
 
     fn index(&self) -> usize {
@@ -135,9 +177,38 @@ impl Board {
             cols: size.cols,
             rows: size.rows,
             color,
-            status: &self.status,
+            status: self.problem.as_deref().unwrap_or(&self.status),
+            names: &self.names,
         })
     }
+}
+
+/// `work:1.0 api` for every tmux pane among `panes`: one `list-panes` per tmux server.
+pub fn places(panes: &[PaneState]) -> HashMap<String, String> {
+    let mut by_server: HashMap<Socket, HashMap<String, (String, String)>> = HashMap::new();
+    let mut names = HashMap::new();
+    for pane in panes {
+        let Some((socket, id)) = Socket::of_pane_id(&pane.pane) else {
+            continue;
+        };
+        let places = by_server
+            .entry(socket.clone())
+            .or_insert_with(|| Tmux::new(socket).places());
+        if let Some((place, window)) = places.get(id) {
+            names.insert(pane.pane.clone(), format!("{place} {window}"));
+        }
+    }
+    names
+}
+
+/// Brings a tmux pane in front of the tmux client this process runs in.
+pub fn jump(pane: &str) -> Result<(), String> {
+    let (socket, id) =
+        Socket::of_pane_id(pane).ok_or_else(|| format!("{pane} is not a tmux pane"))?;
+    if std::env::var_os("TMUX").is_none() {
+        return Err("not inside tmux: nothing to switch".into());
+    }
+    Tmux::new(socket).jump(id).map_err(|e| e.to_string())
 }
 
 /// What wakes the board.
@@ -226,6 +297,7 @@ fn on_keys(bytes: &[u8], board: &mut Board) -> bool {
             [b'k', ..] => board.select(-1),
             [b'j', ..] => board.select(1),
             [b's', ..] => board.mark_seen(),
+            [b'\r' | b'\n', ..] => board.jump(),
             [b'q' | b'Q' | 3 | 4, ..] => return false,
             _ => {}
         }

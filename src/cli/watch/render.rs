@@ -23,6 +23,8 @@ pub struct View<'a> {
     pub color: bool,
     /// A one-line status under the table (a connection problem, say).
     pub status: &'a str,
+    /// How a person names a pane (`work:1.0 api` for a tmux pane), by pane id.
+    pub names: &'a std::collections::HashMap<String, String>,
 }
 
 /// Renders a whole frame: each line is cut to the width, lines are separated by CR LF so the frame
@@ -42,7 +44,7 @@ pub fn frame(view: &View<'_>) -> String {
         ));
     }
     lines.push(String::new());
-    let keys = "j/k ↑/↓ select · s mark seen · q quit";
+    let keys = "j/k ↑/↓ select · ⏎ go there · s mark seen · q quit";
     lines.push(dim(view, &format!("{keys}   {}", view.status)));
     let limit = usize::from(view.rows.max(1));
     lines.truncate(limit);
@@ -117,7 +119,10 @@ fn row(view: &View<'_>, pane: &PaneState, selected: bool) -> String {
         attention.push('*');
     }
     let cells = [
-        pane.pane.clone(),
+        view.names
+            .get(&pane.pane)
+            .cloned()
+            .unwrap_or_else(|| pane.pane.clone()),
         pane.kind.clone().unwrap_or_else(|| "-".into()),
         pane.lifecycle.name().to_owned(),
         attention,
@@ -268,6 +273,7 @@ mod tests {
             rows: 20,
             color: false,
             status: "",
+            names: &std::collections::HashMap::new(),
         });
         let lines: Vec<&str> = text.split("\r\n").collect();
         assert_eq!(
@@ -294,6 +300,7 @@ mod tests {
             rows: 10,
             color: true,
             status: "",
+            names: &std::collections::HashMap::new(),
         });
         assert_eq!(text.split("\r\n").count(), 10);
         let scrolled = frame(&View {
@@ -304,6 +311,7 @@ mod tests {
             rows: 10,
             color: false,
             status: "",
+            names: &std::collections::HashMap::new(),
         });
         assert!(scrolled.contains("> p40"), "{scrolled}");
         assert!(clip("\x1b[31mabcdef\x1b[0m", 3).ends_with("abc\x1b[0m"));
