@@ -5,15 +5,18 @@ Usage
   tools/install_agents.sh                      # once: CLIs into /opt/lookout-agents (outside the repo)
   cargo build                                  # target/debug/lookout (for `record`)
   tools/capture.py list                        # kinds and cases
-  tools/capture.py record claude               # every case of one kind -> tests/fixtures/claude/<case>.cast
+  tools/capture.py record claude               # every case of one kind -> tests/fixtures/claude/<version>/<case>.cast
   tools/capture.py record claude approve deny  # some cases
-  tools/capture.py explore claude slow         # no recorder: screens only, /tmp/captures/<kind>/<state>-<n>.txt
+  tools/capture.py explore claude slow         # no recorder: screens only, /tmp/captures[-<server>]/<kind>/<state>-<n>.txt
   options: --agents DIR (default /opt/lookout-agents or $LOOKOUT_AGENTS), --lookout PATH,
            --out DIR (default tests/fixtures), --keep (leave the tmux session open on failure),
            --dump DIR (the mock saves request bodies), --strace FILE (explore: log connect() calls),
            --no-netns (do not isolate the network)
   HOME: $LOOKOUT_CAPTURE_HOME (default /home/dev) is wiped and re-made for every case; the harness waits
-           (then refuses) while another tool's process uses that HOME. Run one harness at a time.
+           (then refuses) while another tool's process uses that HOME.
+  tmux: $LOOKOUT_CAPTURE_TMUX (default lookoutcap) names the harness's tmux server (-L). Two harness
+           runs at once need a HOME and a tmux server name each, e.g.
+           LOOKOUT_CAPTURE_HOME=/home/dev2 LOOKOUT_CAPTURE_TMUX=lookoutcap2 tools/capture.py record …
 
 What one case does
   * starts the mock model on 127.0.0.1 (random port), makes a fresh HOME=/home/dev (XDG dirs under it)
@@ -43,6 +46,8 @@ Cases (not every kind has every case; see CASES)
             i, [b if it asks first], w (its footer row), i
   subagent  (claude) a sub-agent streams slowly                 i, w, i
   ask       (claude) the agent asks a multiple-choice question  i, b, i
+  toolrun   (pi) a shell command the CLI runs without asking    i, i (never blocked)
+  (small without a permission dialog, e.g. pi: the slow case at 80x24)
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
 DNS lookups some CLIs try (opencode's models list, codex's sign-in screen, aider's price map) fail
@@ -64,7 +69,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 HOME = os.environ.get("LOOKOUT_CAPTURE_HOME", "/home/dev")  # wiped and re-made for every case
 PROJECT = HOME + "/project"
-SOCK = "lookoutcap"
+SOCK = os.environ.get("LOOKOUT_CAPTURE_TMUX", "lookoutcap")  # tmux server name (-L): one per harness run
+# screens and the mock log: /tmp/captures, or /tmp/captures-<server> for a second harness run
+CAPDIR = "/tmp/captures" if SOCK == "lookoutcap" else "/tmp/captures-" + SOCK
 SESSION = "cap"
 DUMMY_ANTHROPIC = "sk-ant-api03-dummy-" + "0" * 60 + "mockkey0001AA"
 DUMMY_OPENAI = "sk-dummy-mock-key-000000000000000000000000"
@@ -122,7 +129,10 @@ class Pane:
             return None
 
     def keys(self, *keys):
-        tmux("send-keys", "-t", SESSION, *keys)
+        for i, k in enumerate(keys):  # one at a time: a double Esc must arrive as two presses
+            if i:
+                time.sleep(0.1)
+            tmux("send-keys", "-t", SESSION, k)
 
     def type(self, text, enter=True, enter_key="Enter"):
         # typed in pieces, like a person: some TUIs drop a burst that arrives as one paste
@@ -172,7 +182,7 @@ class Pane:
         pid = self.pid()
         if not pid:
             return
-        with open("/tmp/captures/%s/procs.txt" % self.kind, "w") as f:
+        with open(CAPDIR + "/%s/procs.txt" % self.kind, "w") as f:
             for p in [pid] + descendants(pid):
                 try:
                     comm = open("/proc/%d/comm" % p).read().strip()
@@ -183,7 +193,7 @@ class Pane:
                     pass
 
     def snap(self, state):
-        d = "/tmp/captures/%s" % self.kind
+        d = CAPDIR + "/%s" % self.kind
         os.makedirs(d, exist_ok=True)
         self.snaps += 1
         base = "%s/%s-%s-%d" % (d, self.case, state, self.snaps)
@@ -215,7 +225,8 @@ class Mock:
              "--slow-seconds", str(slow_seconds)]
         if dump:
             a += ["--dump", dump]
-        self.log = open("/tmp/captures/mock.log", "a")
+        os.makedirs(CAPDIR, exist_ok=True)
+        self.log = open(CAPDIR + "/mock.log", "a")
         self.p = subprocess.Popen(a, stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.p.stdout.readline()
         self.port = int(line.split()[1])
@@ -322,7 +333,8 @@ class Agent:
         exe = [a for a in argv if a.startswith("/") and os.path.basename(a) not in ("sh", "bash")]
         try:
             out = subprocess.run([exe[0], "--version"], capture_output=True, text=True, timeout=60,
-                                 env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": HOME}).stdout
+                                 env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": HOME})
+            out = out.stdout + "\n" + out.stderr  # pi prints its version on stderr
         except Exception:
             return "?"
         m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)", out)
@@ -636,7 +648,53 @@ class Aider(Agent):
         pane.keys("C-d")
 
 
-AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider]}
+class Copilot(Agent):
+    """GitHub Copilot CLI in BYOK mode: no GitHub account, OpenAI Chat Completions to the mock."""
+    kind = "copilot"
+    ready = r"^❯\s*$"
+    busy = r"Working ·|esc esc interrupt"
+    busy_lines = 2
+    dialog = r"Do you want to run this command\?[\s\S]*1\. Yes"
+    dialog_lines = 14
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape", "Escape")  # "esc esc interrupt": two presses, one alone does nothing
+    startup_timeout = 90
+
+    def setup(self, env, port):
+        env.update({"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:%d/v1" % port,
+                    "COPILOT_PROVIDER_API_KEY": DUMMY_OPENAI, "COPILOT_MODEL": MODEL,
+                    "COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "128000",
+                    "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS": "8192", "COPILOT_OFFLINE": "true"})
+        wjson(HOME + "/.copilot/config.json", {
+            "firstLaunchAt": "2026-11-30T00:00:00.000Z", "appTipShown": True,
+            "trustedFolders": [PROJECT], "banner": "never"})
+
+    def argv(self):
+        return [self.bin + "/copilot"]
+
+class Pi(Agent):
+    """pi: runs tools without asking (no permission prompts by design), so no approve/deny cases."""
+    kind = "pi"
+    cases = ["startup", "slow", "second", "interrupt", "small", "quote", "toolrun"]
+    ready = r"^─{20,}$"   # the editor between two rules (always drawn; busy tells the turn)
+    busy = r"^\s*[\u2801-\u28ff] Working"
+    startup_timeout = 60
+
+    def setup(self, env, port):
+        wjson(HOME + "/.pi/agent/models.json", {"providers": {"mock": {
+            "baseUrl": "http://127.0.0.1:%d/v1" % port, "api": "openai-completions", "apiKey": "dummy",
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+            "models": [{"id": MODEL, "name": "Mock Model", "contextWindow": 128000, "maxTokens": 8192}]}}})
+        wjson(HOME + "/.pi/agent/settings.json", {"defaultProvider": "mock", "defaultModel": MODEL,
+                                                  "enableInstallTelemetry": False})
+        env.update({"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"})
+
+    def argv(self):
+        return [self.bin + "/pi"]
+
+
+AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi]}
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24)}
@@ -688,7 +746,19 @@ def sc_deny(a, p):
 
 
 def sc_small(a, p):
-    _perm(a, p, True)
+    if a.dialog:
+        _perm(a, p, True)
+    else:  # no permission prompts (pi): a slow turn in the narrow pane
+        sc_slow(a, p)
+
+
+def sc_toolrun(a, p):
+    """A CLI that runs commands unasked (pi): the tool call never reads as blocked."""
+    p.mark("i")
+    p.type("perm: please run the command", enter_key=a.submit)
+    p.wait(a.final, 30, what="final")
+    a.is_idle(p)
+    p.mark("i")
 
 
 def sc_second(a, p):
@@ -783,7 +853,7 @@ def sc_subagent(a, p):
     p.mark("i")
 
 
-SCENARIOS = {"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+SCENARIOS = {"toolrun": sc_toolrun, "ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 
@@ -839,7 +909,7 @@ def kill_pids(pids):
 def run_case(agent, case, args):
     explore = args.mode == "explore"
     cols, rows = SIZES.get(case, (120, 40))
-    os.makedirs("/tmp/captures", exist_ok=True)
+    os.makedirs(CAPDIR, exist_ok=True)
     mock = Mock(dump=args.dump, slow_seconds=agent.slow_seconds)
     env = fresh_home()
     env["LOOKOUT_CAPTURE"] = "1"
@@ -848,14 +918,18 @@ def run_case(agent, case, args):
     else:
         agent.setup(env, mock.port)
     argv = agent.argv()
-    out = os.path.join(args.out, agent.kind, case + ".cast")
+    version = agent.version()
+    if version == "?" and not explore:  # fixtures live under <kind>/<version>/: never guess one
+        mock.stop()
+        raise SystemExit("capture: cannot tell the %s version (`--version` printed none)" % agent.kind)
+    out = os.path.join(args.out, agent.kind, version, case + ".cast")  # <kind>/<version>/<case>.cast
     if args.strace:  # check once per CLI that it only connects to 127.0.0.1 (and unix sockets)
         argv = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", args.strace] + argv
     if explore:
         inner = argv
     else:
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        title = "%s %s %s %dx%d" % (agent.kind, agent.version(), case, cols, rows)
+        title = "%s %s %s %dx%d" % (agent.kind, version, case, cols, rows)
         inner = [args.lookout, "record", "--cols", str(cols), "--rows", str(rows), "-o", out,
                  "--title", title, "--"] + argv
     cmd = "cd %s && exec env -i %s %s" % (
