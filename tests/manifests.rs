@@ -132,3 +132,122 @@ fn explain_shows_regions_rules_and_the_verdict() {
         "{err}"
     );
 }
+
+/// The CLI versions recorded under `tests/fixtures/<kind>/`: the `<version>/` directory of a
+/// recording, or (flat `<kind>/<case>.cast`) the version in its title (`kind 1.2.3 case 120x40`).
+fn fixture_versions() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    let is_cast = |p: &std::path::Path| p.extension().is_some_and(|e| e == "cast");
+    for kind in std::fs::read_dir(&root).expect("tests/fixtures").flatten() {
+        if !kind.path().is_dir() {
+            continue;
+        }
+        let name = kind.file_name().to_string_lossy().into_owned();
+        let versions = out.entry(name.clone()).or_default();
+        for entry in std::fs::read_dir(kind.path()).expect("kind dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                let has_cast = std::fs::read_dir(&path)
+                    .expect("version dir")
+                    .flatten()
+                    .any(|c| is_cast(&c.path()));
+                if has_cast {
+                    versions.insert(entry.file_name().to_string_lossy().into_owned());
+                }
+            } else if is_cast(&path) {
+                let head = std::fs::read_to_string(&path).expect("fixture");
+                let header: serde_json::Value =
+                    serde_json::from_str(head.lines().next().unwrap_or("")).expect("header");
+                let title = header["title"].as_str().unwrap_or("");
+                let version = title
+                    .split_whitespace()
+                    .find(|t| t.starts_with(|c: char| c.is_ascii_digit()) && t.contains('.'))
+                    .unwrap_or_else(|| panic!("{}: no version in title {title:?}", path.display()));
+                versions.insert(version.to_owned());
+            }
+        }
+    }
+    out
+}
+
+/// The `unverified` flag cannot lie: every bundled manifest's `recorded` list names exactly the
+/// CLI versions that have recordings of its kind, so a kind without one is flagged unverified
+/// (and a kind with one is not), and a fixture kind without a bundled manifest is an error.
+#[test]
+fn recorded_versions_are_the_fixture_versions() {
+    let fixtures = fixture_versions();
+    let mut declared: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for (name, text) in BUNDLED {
+        let file = lookout::manifest::compile_file(name, text).expect("compiles");
+        declared
+            .entry(file.kind.clone())
+            .or_default()
+            .extend(file.recorded.iter().cloned());
+    }
+    let mut wrong = Vec::new();
+    for (kind, have) in &declared {
+        let want = fixtures.get(kind).cloned().unwrap_or_default();
+        if *have != want {
+            wrong.push(format!(
+                "kind `{kind}`: manifests say recorded = {have:?}, tests/fixtures/{kind}/ holds {want:?}"
+            ));
+        }
+    }
+    for kind in fixtures.keys() {
+        if !declared.contains_key(kind) {
+            wrong.push(format!("tests/fixtures/{kind}/ has no bundled manifest"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    // and the catalog's flag follows the list
+    let (catalog, _) = Catalog::bundled();
+    for kind in catalog.kinds() {
+        assert_eq!(
+            kind.unverified(),
+            !fixtures.contains_key(&*kind.name),
+            "{}",
+            kind.name
+        );
+    }
+}
+
+/// `lookout check` names every unverified kind, and only those; a pane of an unverified kind
+/// says so in its state (and its JSON), a pane of a recorded kind does not.
+#[test]
+fn unverified_kinds_are_flagged_by_check_and_in_pane_state() {
+    let fixtures = fixture_versions();
+    let (catalog, _) = Catalog::bundled();
+    let (code, out, err) = lookout(&["check", concat!(env!("CARGO_MANIFEST_DIR"), "/manifests")]);
+    assert_eq!(code, 0, "{out}{err}");
+    let flagged: std::collections::BTreeSet<String> = out
+        .lines()
+        .filter_map(|l| l.strip_prefix("unverified: kind `"))
+        .filter_map(|l| l.split('`').next())
+        .map(str::to_owned)
+        .collect();
+    let want: std::collections::BTreeSet<String> = catalog
+        .kinds()
+        .iter()
+        .map(|k| k.name.to_string())
+        .filter(|k| !fixtures.contains_key(k))
+        .collect();
+    assert_eq!(flagged, want, "{out}");
+    let unverified = want.iter().next().expect("some bundled kind is unrecorded");
+    let mut world = lookout::world(std::sync::Arc::new(catalog));
+    lookout::panes::open_pane(&mut world, "a", 24, 80, Some("claude"), None).expect("open");
+    lookout::panes::open_pane(&mut world, "b", 24, 80, Some(unverified), None).expect("open");
+    let a = lookout::panes::state(&world, "a").expect("a");
+    let b = lookout::panes::state(&world, "b").expect("b");
+    assert!(!a.unverified && b.unverified, "{a:?} {b:?}");
+    let json = serde_json::to_value(&b).expect("json");
+    assert_eq!(json["unverified"], true, "{json}");
+    assert!(
+        serde_json::to_value(&a)
+            .expect("json")
+            .get("unverified")
+            .is_none()
+    );
+}

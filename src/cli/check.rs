@@ -1,5 +1,6 @@
 //! `lookout check [FILES|DIRS]`: validate manifests the way the server loads them (§2.1).
-//! With no argument it checks the bundled manifests and the user directory.
+//! With no argument it checks the bundled manifests and the user directory. A kind whose files
+//! name no `recorded` CLI version is listed as unverified (its rules are not proven on recordings).
 
 use crate::manifest::bundled::BUNDLED;
 use crate::manifest::{compile_file, read_sources, user_manifest_dir};
@@ -32,11 +33,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut ok = 0;
     let mut rules = 0;
+    // kind → (its files, whether any of them names a recorded version), in load order
+    let mut kinds: Vec<(String, Vec<String>, bool)> = Vec::new();
     for (name, text) in &sources {
         match compile_file(name, text) {
             Ok(file) => {
                 ok += 1;
                 rules += file.rules.len();
+                match kinds.iter_mut().find(|(k, _, _)| *k == file.kind) {
+                    Some((_, files, recorded)) => {
+                        files.push(name.clone());
+                        *recorded |= !file.recorded.is_empty();
+                    }
+                    None => kinds.push((file.kind, vec![name.clone()], !file.recorded.is_empty())),
+                }
             }
             Err(mut e) => errors.append(&mut e),
         }
@@ -44,8 +54,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for error in &errors {
         eprintln!("{error}");
     }
+    let unverified: Vec<_> = kinds.iter().filter(|(_, _, rec)| !rec).collect();
+    for (kind, files, _) in &unverified {
+        println!(
+            "unverified: kind `{kind}` ({}): no recorded CLI version, its rules are not proven on the real CLI",
+            files.join(", ")
+        );
+    }
     println!(
-        "{ok} manifest(s) ok, {rules} rule(s); {} error(s)",
+        "{ok} manifest(s) ok, {rules} rule(s), {} kind(s) unverified; {} error(s)",
+        unverified.len(),
         errors.len()
     );
     Ok(if errors.is_empty() {

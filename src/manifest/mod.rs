@@ -127,6 +127,8 @@ pub struct KindRules {
     pub rules: Vec<Rule>,
     /// Distinct time thresholds used by `quiet_ms`/`changed_within_ms`.
     pub time_thresholds: Vec<Duration>,
+    /// CLI versions recorded for this kind, from every file's `recorded` (in load order).
+    pub recorded: Vec<String>,
 }
 
 /// Every loaded manifest, compiled: the immutable table the tick reads.
@@ -265,10 +267,16 @@ impl KindRules {
     fn merge(name: &str, files: Vec<(usize, CompiledFile)>) -> KindRules {
         let mut policy = HookPolicy::default();
         let mut idle_settle = Duration::from_millis(1000);
+        let mut recorded: Vec<String> = Vec::new();
         let mut ordered: Vec<(i64, usize, usize, Arc<str>, CompiledRule)> = Vec::new();
         for (order, file) in files {
             policy = file.policy.unwrap_or(policy);
             idle_settle = file.idle_settle.unwrap_or(idle_settle);
+            for v in file.recorded {
+                if !recorded.contains(&v) {
+                    recorded.push(v);
+                }
+            }
             let fname: Arc<str> = Arc::from(file.file.as_str());
             for (decl, rule) in file.rules.into_iter().enumerate() {
                 ordered.push((rule.priority, order, decl, fname.clone(), rule));
@@ -322,7 +330,14 @@ impl KindRules {
             sets,
             rules,
             time_thresholds: thresholds,
+            recorded,
         }
+    }
+
+    /// No file of this kind names a recorded CLI version: its rules are written from public
+    /// facts or by hand, never proven on the real CLI's screens.
+    pub fn unverified(&self) -> bool {
+        self.recorded.is_empty()
     }
 }
 
