@@ -306,6 +306,7 @@ class Agent:
     busy_lines = 6        # the busy sign is looked for in this many last non-blank rows
     dialog = None         # the live permission dialog (regex)
     dialog_lines = 14     # … looked for in this many last non-blank rows (not in quoted prose above)
+    dialog_quiet = 0.8    # … and the screen still this long (0: a spinner keeps moving above it)
     approve = ("Enter",)  # keys that approve
     deny = ("Escape",)    # keys that deny
     interrupt = ("Escape",)
@@ -694,7 +695,127 @@ class Pi(Agent):
         return [self.bin + "/pi"]
 
 
-AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi]}
+class Kimi(Agent):
+    """Kimi CLI (kimi-cli 1.51.x from PyPI; 1.52 only runs its successor's installer)."""
+    kind = "kimi"
+    ready = r"^── input ─"
+    busy = r"^[\u2801-\u28ff] \S"
+    busy_lines = 5
+    dialog = r"─ approval ─[\s\S]*\[1\] Approve"
+    dialog_lines = 16
+    dialog_quiet = 0      # the tool's spinner row above the dialog keeps moving
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    startup_timeout = 60
+
+    def setup(self, env, port):
+        os.makedirs(HOME + "/.kimi", exist_ok=True)
+        with open(HOME + "/.kimi/config.toml", "w") as f:
+            f.write('''default_model = "%(m)s"
+telemetry = false
+
+[providers.mock]
+type = "openai_legacy"
+base_url = "http://127.0.0.1:%(port)d/v1"
+api_key = "dummy"
+
+[models.%(m)s]
+provider = "mock"
+model = "%(m)s"
+max_context_size = 128000
+''' % {"m": MODEL, "port": port})
+        env.update({"KIMI_CLI_NO_AUTO_UPDATE": "1"})
+
+    def argv(self):
+        return [self.agents + "/kimi313/bin/kimi"]  # Python 3.13 venv: on 3.12.1 kimi 1.51 crashes at start
+
+
+class Grok(Agent):
+    """Grok CLI (@vibe-kit/grok-cli): OpenAI Chat Completions with its own base URL setting."""
+    kind = "grok"
+    ready = r"│ ❯ "
+    busy = r"esc to interrupt\)\s*$"  # the status row `⠋ Thinking... (3s · ↑ 80 tokens · esc to interrupt)`
+    busy_lines = 6
+    dialog = r"Do you want to proceed[\s\S]*1\. Yes"
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    slow_text = r"esc to interrupt\)"  # the answer shows only when complete: the status row is the sign
+    startup_timeout = 60
+
+    def quit(self, pane):
+        pane.keys("C-c")
+        pane.type("exit")
+
+    def setup(self, env, port):
+        base = "http://127.0.0.1:%d/v1" % port
+        wjson(HOME + "/.grok/user-settings.json", {"apiKey": "dummy", "baseURL": base,
+                                                   "defaultModel": MODEL, "models": [MODEL]})
+        env.update({"GROK_API_KEY": "dummy", "GROK_BASE_URL": base, "GROK_MODEL": MODEL})
+
+    def argv(self):
+        return [self.bin + "/grok"]
+
+
+class Kilo(Opencode):
+    """Kilo Code CLI: an opencode fork. The @kilocode/cli wrapper wants a platform package version
+    the registry may lack, so the native @kilocode/cli-linux-x64 is installed and run directly."""
+    kind = "kilo"
+
+    def setup(self, env, port):
+        wjson(HOME + "/.config/kilo/kilo.json", {
+            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                                  "options": {"baseURL": "http://127.0.0.1:%d/v1" % port, "apiKey": "dummy"},
+                                  "models": {MODEL: {"name": "Mock Model"}}}},
+            "enabled_providers": ["mock"],
+            "model": "mock/" + MODEL, "small_model": "mock/" + MODEL,
+            "autoupdate": False, "share": "disabled",
+            "permission": {"bash": "ask", "edit": "ask"}})
+        env.update({"KILO_TELEMETRY_LEVEL": "off", "KILO_NO_DAEMON": "1", "KILO_DISABLE_AUTOUPDATE": "1",
+                    "KILO_DISABLE_LSP_DOWNLOAD": "1"})
+
+    def argv(self):
+        return [self.agents + "/node_modules/@kilocode/cli-linux-x64/bin/kilo"]
+
+
+class Continue(Agent):
+    """Continue CLI (@continuedev/cli, command `cn`) with a local config file for the mock."""
+    kind = "continue"
+    ready = r"Ask anything, @ for context"
+    busy = r"esc to interrupt \)"   # `⠵⠝⠳  ( 2s • esc to interrupt )` above the input box
+    busy_lines = 6
+    dialog = r"Would you like to continue\?"
+    dialog_lines = 18
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    startup_timeout = 60
+
+    def setup(self, env, port):
+        os.makedirs(HOME + "/.continue", exist_ok=True)
+        with open(HOME + "/.continue/mock.yaml", "w") as f:
+            f.write('''name: mock
+version: 0.0.1
+schema: v1
+models:
+  - name: %(m)s
+    provider: openai
+    model: %(m)s
+    apiBase: http://127.0.0.1:%(port)d/v1
+    apiKey: dummy
+    roles: [chat, edit, apply]
+    capabilities: [tool_use]
+''' % {"m": MODEL, "port": port})
+        wjson(HOME + "/.continue/globalContext.json", {"autoUpdateCli": False})
+        env.update({"CONTINUE_CLI_ENABLE_TELEMETRY": "0", "CONTINUE_METRICS_ENABLED": "0"})
+
+    def argv(self):
+        return [self.bin + "/cn", "--config", HOME + "/.continue/mock.yaml"]
+
+
+AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi, Kimi, Grok, Kilo,
+                                  Continue]}
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24)}
@@ -724,7 +845,9 @@ def sc_slow(a, p):
 def _perm(a, p, approve):
     p.mark("i")
     p.type("perm: please run the command", enter_key=a.submit)
-    p.wait(a.dialog, 30, what="dialog", quiet=0.8, lines=a.dialog_lines)
+    p.wait(a.dialog, 30, what="dialog", quiet=a.dialog_quiet, lines=a.dialog_lines)
+    if not a.dialog_quiet:
+        time.sleep(0.8)
     p.mark("b")
     time.sleep(1.0)
     p.mark("b")
