@@ -762,6 +762,7 @@ class Kilo(Opencode):
     """Kilo Code CLI: an opencode fork. The @kilocode/cli wrapper wants a platform package version
     the registry may lack, so the native @kilocode/cli-linux-x64 is installed and run directly."""
     kind = "kilo"
+    deny = ("Right", "Right", "Enter")  # select Reject; Esc opens a "Reject permission" feedback box
 
     def setup(self, env, port):
         wjson(HOME + "/.config/kilo/kilo.json", {
@@ -787,6 +788,8 @@ class Continue(Agent):
     busy_lines = 6
     dialog = r"Would you like to continue\?"
     dialog_lines = 18
+    dialog_quiet = 0      # the spinner row above the dialog keeps moving
+    slow_text = r"esc to interrupt \)"  # the answer shows only when complete: the status row is the sign
     approve = ("Enter",)
     deny = ("Escape",)
     interrupt = ("Escape",)
@@ -814,8 +817,43 @@ models:
         return [self.bin + "/cn", "--config", HOME + "/.continue/mock.yaml"]
 
 
+class SigninWall(Agent):
+    """A CLI that cannot be used without its vendor's sign-in (no offline model path): only the
+    first screen is recorded, as `other` (it must never read working, blocked or done)."""
+    cases = ["signin"]
+    signin = r"."
+    startup_timeout = 60
+
+    def setup_signin(self, env, port):
+        env.update({"DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1"})
+
+
+class Amp(SigninWall):
+    kind = "amp"
+    signin = r"Would you like to log in to Amp\?"  # a y/n question, then a browser login
+
+    def argv(self):
+        return [self.agents + "/node_modules/@ampcode/cli-linux-x64/amp"]
+
+
+class Droid(SigninWall):
+    kind = "droid"
+    signin = r"Please login with your Factory account"  # a menu: > Login / Exit
+
+    def argv(self):
+        return [self.agents + "/node_modules/@factory/cli-linux-x64/bin/droid"]
+
+
+class Auggie(SigninWall):
+    kind = "auggie"
+    signin = r"Login to continue"  # then "Press return to open your browser"
+
+    def argv(self):
+        return [self.bin + "/auggie"]
+
+
 AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi, Kimi, Grok, Kilo,
-                                  Continue]}
+                                  Continue, Amp, Droid, Auggie]}
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24)}

@@ -7,6 +7,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("claude.toml", include_str!("../../manifests/claude.toml")),
     ("cline.toml", include_str!("../../manifests/cline.toml")),
     ("codex.toml", include_str!("../../manifests/codex.toml")),
+    ("continue.toml", include_str!("../../manifests/continue.toml")),
     ("copilot.toml", include_str!("../../manifests/copilot.toml")),
     ("crush.toml", include_str!("../../manifests/crush.toml")),
     (
