@@ -133,30 +133,37 @@ fn explain_shows_regions_rules_and_the_verdict() {
     );
 }
 
-/// The CLI versions recorded under `tests/fixtures/<kind>/`: the `<version>/` directory of a
-/// recording, or (flat `<kind>/<case>.cast`) the version in its title (`kind 1.2.3 case 120x40`).
-fn fixture_versions() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+type Versions = std::collections::BTreeMap<String, std::collections::BTreeSet<String>>;
+
+/// Every fixture kind, and for each the CLI versions whose recordings prove its rules: the
+/// `<version>/` directory of a recording, or (flat `<kind>/<case>.cast`) the version in its title
+/// (`kind 1.2.3 case 120x40`). A version with nothing but a sign-in wall (`signin.cast`) proves
+/// no working/blocked/idle rule, so it does not count.
+fn fixture_versions() -> (std::collections::BTreeSet<String>, Versions) {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut out: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
-        Default::default();
-    let is_cast = |p: &std::path::Path| p.extension().is_some_and(|e| e == "cast");
+    let mut kinds = std::collections::BTreeSet::new();
+    let mut out = Versions::default();
+    let proves = |p: &std::path::Path| {
+        p.extension().is_some_and(|e| e == "cast") && p.file_stem().is_some_and(|s| s != "signin")
+    };
     for kind in std::fs::read_dir(&root).expect("tests/fixtures").flatten() {
         if !kind.path().is_dir() {
             continue;
         }
         let name = kind.file_name().to_string_lossy().into_owned();
-        let versions = out.entry(name.clone()).or_default();
+        kinds.insert(name.clone());
         for entry in std::fs::read_dir(kind.path()).expect("kind dir").flatten() {
             let path = entry.path();
             if path.is_dir() {
-                let has_cast = std::fs::read_dir(&path)
+                let proving = std::fs::read_dir(&path)
                     .expect("version dir")
                     .flatten()
-                    .any(|c| is_cast(&c.path()));
-                if has_cast {
-                    versions.insert(entry.file_name().to_string_lossy().into_owned());
+                    .any(|c| proves(&c.path()));
+                if proving {
+                    let version = entry.file_name().to_string_lossy().into_owned();
+                    out.entry(name.clone()).or_default().insert(version);
                 }
-            } else if is_cast(&path) {
+            } else if proves(&path) {
                 let head = std::fs::read_to_string(&path).expect("fixture");
                 let header: serde_json::Value =
                     serde_json::from_str(head.lines().next().unwrap_or("")).expect("header");
@@ -165,21 +172,23 @@ fn fixture_versions() -> std::collections::BTreeMap<String, std::collections::BT
                     .split_whitespace()
                     .find(|t| t.starts_with(|c: char| c.is_ascii_digit()) && t.contains('.'))
                     .unwrap_or_else(|| panic!("{}: no version in title {title:?}", path.display()));
-                versions.insert(version.to_owned());
+                out.entry(name.clone())
+                    .or_default()
+                    .insert(version.to_owned());
             }
         }
     }
-    out
+    (kinds, out)
 }
 
 /// The `unverified` flag cannot lie: every bundled manifest's `recorded` list names exactly the
-/// CLI versions that have recordings of its kind, so a kind without one is flagged unverified
-/// (and a kind with one is not), and a fixture kind without a bundled manifest is an error.
+/// CLI versions whose recordings prove its kind's rules, so a kind without one is flagged
+/// unverified (and a kind with one is not), and a fixture kind without a bundled manifest is an
+/// error.
 #[test]
 fn recorded_versions_are_the_fixture_versions() {
-    let fixtures = fixture_versions();
-    let mut declared: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
-        Default::default();
+    let (kinds, fixtures) = fixture_versions();
+    let mut declared = Versions::default();
     for (name, text) in BUNDLED {
         let file = lookout::manifest::compile_file(name, text).expect("compiles");
         declared
@@ -192,11 +201,11 @@ fn recorded_versions_are_the_fixture_versions() {
         let want = fixtures.get(kind).cloned().unwrap_or_default();
         if *have != want {
             wrong.push(format!(
-                "kind `{kind}`: manifests say recorded = {have:?}, tests/fixtures/{kind}/ holds {want:?}"
+                "kind `{kind}`: manifests say recorded = {have:?}, tests/fixtures/{kind}/ proves {want:?}"
             ));
         }
     }
-    for kind in fixtures.keys() {
+    for kind in &kinds {
         if !declared.contains_key(kind) {
             wrong.push(format!("tests/fixtures/{kind}/ has no bundled manifest"));
         }
@@ -218,7 +227,7 @@ fn recorded_versions_are_the_fixture_versions() {
 /// says so in its state (and its JSON), a pane of a recorded kind does not.
 #[test]
 fn unverified_kinds_are_flagged_by_check_and_in_pane_state() {
-    let fixtures = fixture_versions();
+    let (_, fixtures) = fixture_versions();
     let (catalog, _) = Catalog::bundled();
     let (code, out, err) = lookout(&["check", concat!(env!("CARGO_MANIFEST_DIR"), "/manifests")]);
     assert_eq!(code, 0, "{out}{err}");

@@ -77,3 +77,40 @@ fn every_fixture_marker_replays_right() {
         failures.join("\n")
     );
 }
+
+/// A sign-in wall (`signin.cast`: the CLI's first screen without an account) never reads
+/// working, blocked or done at any point of its timeline — not only at its markers, which
+/// accept idle or done.
+#[test]
+fn sign_in_walls_never_read_as_a_state() {
+    let (catalog, _) = Catalog::bundled();
+    let catalog = Arc::new(catalog);
+    let mut walls = 0;
+    let mut wrong = Vec::new();
+    for (kind, path) in fixtures() {
+        if path.file_stem().is_none_or(|s| s != "signin") {
+            continue;
+        }
+        walls += 1;
+        let file = std::fs::File::open(&path).expect("fixture");
+        let cast = asciicast::read(std::io::BufReader::new(file))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let result = lookout::replay::replay(&cast, catalog.clone(), &kind);
+        for step in &result.timeline {
+            wrong.push(format!(
+                "{} @{:.3}s: {} → {} ({})",
+                path.display(),
+                step.at,
+                step.from.name(),
+                step.to.name(),
+                step.cause.as_deref().unwrap_or("no cause")
+            ));
+        }
+    }
+    assert!(walls > 0, "no signin.cast in tests/fixtures");
+    assert!(
+        wrong.is_empty(),
+        "a sign-in wall read as a state:\n{}",
+        wrong.join("\n")
+    );
+}

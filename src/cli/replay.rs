@@ -122,6 +122,8 @@ struct Row {
     scenarios: usize,
     markers: usize,
     right: usize,
+    /// No `recorded` version names its rules proven (unrecorded, or a sign-in wall only).
+    unverified: bool,
 }
 
 fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
@@ -146,6 +148,7 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
             scenarios: 0,
             markers: 0,
             right: 0,
+            unverified: is_unverified(catalog, &kind),
         };
         for path in casts {
             let cast = load(&path)?;
@@ -167,10 +170,11 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
         if !rows.iter().any(|r| *r.kind == *kind.name) {
             rows.push(Row {
                 kind: kind.name.to_string(),
-                versions: vec!["unverified (no recording)".to_owned()],
+                versions: vec!["no recording".to_owned()],
                 scenarios: 0,
                 markers: 0,
                 right: 0,
+                unverified: true,
             });
         }
     }
@@ -178,11 +182,14 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
     println!("| agent | CLI version recorded | scenarios | markers | markers right |");
     println!("|---|---|---|---|---|");
     for r in &rows {
-        let versions = if r.versions.is_empty() {
+        let mut versions = if r.versions.is_empty() {
             "?".to_owned()
         } else {
             r.versions.join(", ")
         };
+        if r.unverified {
+            versions.push_str(" (unverified)");
+        }
         println!(
             "| {} | {} | {} | {} | {} |",
             r.kind, versions, r.scenarios, r.markers, r.right
@@ -193,6 +200,13 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn is_unverified(catalog: &Catalog, kind: &str) -> bool {
+    catalog
+        .kind_id(kind)
+        .and_then(|id| catalog.kind(id))
+        .is_some_and(|k| k.unverified())
 }
 
 /// The recordings of one kind: `*.cast` in its directory and one level below

@@ -4,10 +4,14 @@
 pub const BUNDLED: &[(&str, &str)] = &[
     ("aider.toml", include_str!("../../manifests/aider.toml")),
     ("amp.toml", include_str!("../../manifests/amp.toml")),
+    ("auggie.toml", include_str!("../../manifests/auggie.toml")),
     ("claude.toml", include_str!("../../manifests/claude.toml")),
     ("cline.toml", include_str!("../../manifests/cline.toml")),
     ("codex.toml", include_str!("../../manifests/codex.toml")),
-    ("continue.toml", include_str!("../../manifests/continue.toml")),
+    (
+        "continue.toml",
+        include_str!("../../manifests/continue.toml"),
+    ),
     ("copilot.toml", include_str!("../../manifests/copilot.toml")),
     ("crush.toml", include_str!("../../manifests/crush.toml")),
     (
