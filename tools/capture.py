@@ -130,6 +130,9 @@ class Pane:
 
     def keys(self, *keys):
         for i, k in enumerate(keys):  # one at a time: a double Esc must arrive as two presses
+            if isinstance(k, float):  # a pause between keys (a second panel opens first)
+                time.sleep(k)
+                continue
             if i:
                 time.sleep(0.1)
             tmux("send-keys", "-t", SESSION, k)
@@ -762,7 +765,7 @@ class Kilo(Opencode):
     """Kilo Code CLI: an opencode fork. The @kilocode/cli wrapper wants a platform package version
     the registry may lack, so the native @kilocode/cli-linux-x64 is installed and run directly."""
     kind = "kilo"
-    deny = ("Right", "Right", "Enter")  # select Reject; Esc opens a "Reject permission" feedback box
+    deny = ("Escape", 1.0, "Enter")  # Esc (or Reject) opens a "Reject permission" box: confirm it empty
 
     def setup(self, env, port):
         wjson(HOME + "/.config/kilo/kilo.json", {
@@ -852,8 +855,38 @@ class Auggie(SigninWall):
         return [self.bin + "/auggie"]
 
 
+class Openhands(Agent):
+    """OpenHands CLI (PyPI `openhands`, Python 3.12 venv): LiteLLM to the mock's Chat Completions,
+    not streamed. Its version check and skills fetch fail at once on a dead loopback proxy."""
+    kind = "openhands"
+    ready = r"Type your message, @mention"
+    busy = r"^\s*[\u2801-\u28ff] Working \("   # `⠴ Working (0s • ESC: pause)` above the input box
+    busy_lines = 8
+    dialog = r"Confirm \d+ action\(s\)\?[\s\S]*> Yes"
+    approve = ("Enter",)
+    deny = ("Down", "Enter")  # the options are Yes / No / Always / Auto LOW/MED
+    interrupt = ("Escape",)   # "pause": the request in flight still completes, then the turn ends
+    slow_text = r"Working \("  # not streamed: the answer appears at once when complete
+    startup_timeout = 90
+
+    def quit(self, pane):
+        pane.keys("C-q")
+
+    def setup(self, env, port):
+        env.update({"LLM_MODEL": "openai/" + MODEL, "LLM_BASE_URL": "http://127.0.0.1:%d/v1" % port,
+                    "LLM_API_KEY": DUMMY_OPENAI, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                    "OPENHANDS_SUPPRESS_BANNER": "1",
+                    # anything that is not the mock goes to a closed loopback port and fails at once
+                    "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
+                    "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+                    "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
+
+    def argv(self):
+        return [self.agents + "/openhands/bin/openhands", "--override-with-envs"]
+
+
 AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi, Kimi, Grok, Kilo,
-                                  Continue, Amp, Droid, Auggie]}
+                                  Continue, Openhands, Amp, Droid, Auggie]}
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24)}

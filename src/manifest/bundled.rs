@@ -23,6 +23,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("generic.toml", include_str!("../../manifests/generic.toml")),
     ("goose.toml", include_str!("../../manifests/goose.toml")),
     ("grok.toml", include_str!("../../manifests/grok.toml")),
+    ("kilo.toml", include_str!("../../manifests/kilo.toml")),
     ("kimi.toml", include_str!("../../manifests/kimi.toml")),
     ("kiro.toml", include_str!("../../manifests/kiro.toml")),
     (
