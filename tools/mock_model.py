@@ -19,7 +19,8 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "slow"          -> a long answer streamed in small chunks over --slow-seconds (working)
   contains "perm" or "run" -> a tool call that needs permission: a shell command `touch approved.txt`
                               (Bash for Anthropic; for OpenAI/Gemini the shell-like tool the client
-                              offered; Codex exec_command with sandbox_permissions=require_escalated)
+                              offered; Codex exec_command with sandbox_permissions=require_escalated;
+                              a `security_risk` argument is "HIGH", which OpenHands asks about)
   contains "write"         -> a file write tool call (notes.txt) when a write tool is offered
   contains "quote a"       -> an answer that QUOTES permission prompts of several agents as prose
                               (a live-prompt rule must not fire on it)
@@ -252,6 +253,8 @@ def args_for(name, schema, kind):
             out[k] = "require_escalated"
         elif lk == "requires_approval":
             out[k] = True
+        elif lk == "security_risk":  # OpenHands asks the user only before actions marked HIGH
+            out[k] = "HIGH"
         elif lk in ("workdir", "cwd", "directory", "dir_path") and k in req:
             out[k] = "."
         elif k in req:
@@ -594,6 +597,8 @@ class Handler(BaseHTTPRequestHandler):
         created = int(time.time())
         usage = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
         if not stream:
+            if slow:  # a client that does not stream (OpenHands) still waits the slow answer out
+                time.sleep(ARGS.slow_seconds)
             msg = {"role": "assistant", "content": (text or ("\n".join(SLOW_LINES) if slow else None))}
             finish = "stop"
             if call:

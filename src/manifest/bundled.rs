@@ -30,6 +30,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
         "opencode.toml",
         include_str!("../../manifests/opencode.toml"),
     ),
+    (
+        "openhands.toml",
+        include_str!("../../manifests/openhands.toml"),
+    ),
     ("pi.toml", include_str!("../../manifests/pi.toml")),
     ("qwen.toml", include_str!("../../manifests/qwen.toml")),
 ];
