@@ -260,3 +260,77 @@ fn unverified_kinds_are_flagged_by_check_and_in_pane_state() {
             .is_none()
     );
 }
+
+/// The bundled manifests identify each new CLI from the process tree seen under the recorder
+/// (tools/capture.py writes it to procs.txt; tools/AGENT-SCREENS.md lists them).
+#[test]
+fn bundled_manifests_identify_the_recorded_processes() {
+    let (catalog, _) = Catalog::bundled();
+    let nm = "/opt/agents/node_modules";
+    let seen: &[(&[&str], Option<&str>, &str)] = &[
+        (
+            &["node", "/opt/agents/node_modules/.bin/copilot"],
+            Some("node"),
+            "copilot",
+        ),
+        (
+            &[&format!("{nm}/@github/copilot-linux-x64/copilot")],
+            Some("MainThread"),
+            "copilot",
+        ),
+        (&["pi"], Some("pi"), "pi"),
+        (&["Kimi Code"], Some("Kimi Code"), "kimi"),
+        (
+            &["node", "/opt/agents/node_modules/.bin/grok"],
+            Some("node"),
+            "grok",
+        ),
+        (
+            &[&format!("{nm}/@kilocode/cli-linux-x64/bin/kilo")],
+            Some("kilo"),
+            "kilo",
+        ),
+        (
+            &[
+                "node",
+                "/opt/agents/node_modules/.bin/cn",
+                "--config",
+                "/h/.continue/m.yaml",
+            ],
+            Some("node"),
+            "continue",
+        ),
+        (
+            &[
+                "/opt/agents/openhands/bin/python3.12",
+                "/opt/agents/openhands/bin/openhands",
+                "--override-with-envs",
+            ],
+            Some("openhands"),
+            "openhands",
+        ),
+        (
+            &[&format!("{nm}/@ampcode/cli-linux-x64/amp")],
+            Some("amp"),
+            "amp",
+        ),
+        (
+            &[&format!("{nm}/@factory/cli-linux-x64/bin/droid")],
+            Some("droid"),
+            "droid",
+        ),
+        (
+            &["node", "/opt/agents/node_modules/.bin/auggie"],
+            Some("node"),
+            "auggie",
+        ),
+    ];
+    for (argv, comm, want) in seen {
+        let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
+        assert_eq!(
+            catalog.identify(&argv, *comm),
+            Some(*want),
+            "{argv:?} comm {comm:?}"
+        );
+    }
+}
