@@ -3,7 +3,7 @@
 //! name no `recorded` CLI version is listed as unverified (its rules are not proven on recordings).
 
 use crate::manifest::bundled::BUNDLED;
-use crate::manifest::{compile_file, read_sources, user_manifest_dir};
+use crate::manifest::{CompiledFile, compile_file, read_sources, user_manifest_dir};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -33,20 +33,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut ok = 0;
     let mut rules = 0;
-    // kind → (its files, whether any of them names a recorded version), in load order
-    let mut kinds: Vec<(String, Vec<String>, bool)> = Vec::new();
+    let mut kinds: Vec<KindFiles> = Vec::new();
     for (name, text) in &sources {
         match compile_file(name, text) {
             Ok(file) => {
                 ok += 1;
                 rules += file.rules.len();
-                match kinds.iter_mut().find(|(k, _, _)| *k == file.kind) {
-                    Some((_, files, recorded)) => {
-                        files.push(name.clone());
-                        *recorded |= !file.recorded.is_empty();
-                    }
-                    None => kinds.push((file.kind, vec![name.clone()], !file.recorded.is_empty())),
-                }
+                note_kind(&mut kinds, name, &file);
             }
             Err(mut e) => errors.append(&mut e),
         }
@@ -54,16 +47,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for error in &errors {
         eprintln!("{error}");
     }
-    let unverified: Vec<_> = kinds.iter().filter(|(_, _, rec)| !rec).collect();
-    for (kind, files, _) in &unverified {
+    let unverified = kinds.iter().filter(|k| !k.recorded).count();
+    for k in kinds.iter().filter(|k| !k.recorded) {
         println!(
-            "unverified: kind `{kind}` ({}): no recorded CLI version, its rules are not proven on the real CLI",
-            files.join(", ")
+            "unverified: kind `{}` ({}): no recorded CLI version, its rules are not proven on the real CLI",
+            k.kind,
+            k.files.join(", ")
         );
     }
     println!(
-        "{ok} manifest(s) ok, {rules} rule(s), {} kind(s) unverified; {} error(s)",
-        unverified.len(),
+        "{ok} manifest(s) ok, {rules} rule(s), {unverified} kind(s) unverified; {} error(s)",
         errors.len()
     );
     Ok(if errors.is_empty() {
@@ -71,4 +64,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The files of one kind as the catalog merges them, and whether any names a recorded version.
+struct KindFiles {
+    kind: String,
+    files: Vec<String>,
+    recorded: bool,
+}
+
+/// Adds a compiled file to its kind, the way [`crate::manifest::Catalog::new`] merges: an
+/// `override` file replaces the kind's earlier files (and so their `recorded` lists).
+fn note_kind(kinds: &mut Vec<KindFiles>, name: &str, file: &CompiledFile) {
+    let recorded = !file.recorded.is_empty();
+    match kinds.iter_mut().find(|k| k.kind == file.kind) {
+        Some(k) if file.override_earlier => {
+            k.files = vec![name.to_owned()];
+            k.recorded = recorded;
+        }
+        Some(k) => {
+            k.files.push(name.to_owned());
+            k.recorded |= recorded;
+        }
+        None => kinds.push(KindFiles {
+            kind: file.kind.clone(),
+            files: vec![name.to_owned()],
+            recorded,
+        }),
+    }
 }

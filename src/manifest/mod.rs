@@ -442,6 +442,28 @@ mod tests {
     }
 
     #[test]
+    fn recorded_versions_merge_per_kind_and_an_override_resets_them() {
+        let rule = "\n[[screen]]\nid='r'\nstate='idle'\nregex='x'";
+        let c = catalog(&[
+            ("a.toml", &format!("kind='a'\nrecorded=['1.0']{rule}")),
+            (
+                "a2.toml",
+                &format!("kind='a'\nrecorded=['1.0', '2.0']{rule}"),
+            ),
+            ("b.toml", &format!("kind='b'\nrecorded=['1.0']{rule}")),
+            ("b2.toml", &format!("kind='b'\noverride=true{rule}")),
+            ("c.toml", &format!("kind='c'{rule}")),
+        ]);
+        let kind = |n: &str| c.kind(c.kind_id(n).expect("kind")).expect("rules");
+        assert_eq!(kind("a").recorded, ["1.0", "2.0"]);
+        assert!(!kind("a").unverified());
+        assert!(kind("b").unverified(), "the override names no recording");
+        assert!(kind("c").unverified());
+        let (_, errors) = Catalog::load([("d.toml", "kind='d'\nrecorded=['']")]);
+        assert_eq!(errors.len(), 1, "an empty version is rejected: {errors:?}");
+    }
+
+    #[test]
     fn identify_by_argv_comm_and_script() {
         let c = catalog(&[
             ("c.toml", "kind='claude'\n[identify]\nprocess=['claude']"),
