@@ -47,6 +47,7 @@ Cases (not every kind has every case; see CASES)
   subagent  (claude) a sub-agent streams slowly                 i, w, i
   ask       (claude) the agent asks a multiple-choice question  i, b, i
   toolrun   (pi) a shell command the CLI runs without asking    i, i (never blocked)
+  edit      a file write the CLI asks about, approved            i, b, b, i
   (small without a permission dialog, e.g. pi: the slow case at 80x24)
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
@@ -225,7 +226,7 @@ class Pane:
 class Mock:
     def __init__(self, dump=None, slow_seconds=7.0):
         a = [sys.executable, os.path.join(HERE, "mock_model.py"), "--port", "0",
-             "--slow-seconds", str(slow_seconds)]
+             "--slow-seconds", str(slow_seconds), "--project", PROJECT]
         if dump:
             a += ["--dump", dump]
         os.makedirs(CAPDIR, exist_ok=True)
@@ -310,6 +311,7 @@ class Agent:
     dialog = None         # the live permission dialog (regex)
     dialog_lines = 14     # … looked for in this many last non-blank rows (not in quoted prose above)
     dialog_quiet = 0.8    # … and the screen still this long (0: a spinner keeps moving above it)
+    edit_dialog = None    # the dialog for a file write (case "edit"), when it differs from `dialog`
     approve = ("Enter",)  # keys that approve
     deny = ("Escape",)    # keys that deny
     interrupt = ("Escape",)
@@ -659,6 +661,7 @@ class Copilot(Agent):
     busy = r"Working ·|esc esc interrupt"
     busy_lines = 2
     dialog = r"Do you want to run this command\?[\s\S]*1\. Yes"
+    edit_dialog = r"Do you want to create \S+\?[\s\S]*1\. Yes"
     dialog_lines = 14
     approve = ("Enter",)
     deny = ("Escape",)
@@ -935,6 +938,23 @@ def sc_approve(a, p):
     _perm(a, p, True)
 
 
+def sc_edit(a, p):
+    """A file write the CLI asks about (the mock's `write` scenario), approved: the edit dialog
+    differs from the command dialog, so it checks the blocked rule reads the dialog's structure."""
+    p.mark("i")
+    p.type("write the notes file please", enter_key=a.submit)
+    p.wait(a.edit_dialog or a.dialog, 30, what="edit-dialog", quiet=a.dialog_quiet, lines=a.dialog_lines)
+    if not a.dialog_quiet:
+        time.sleep(0.8)
+    p.mark("b")
+    time.sleep(1.0)
+    p.mark("b")
+    p.keys(*a.approve)
+    p.wait(a.final, 30, what="final")
+    a.is_idle(p)
+    p.mark("i")
+
+
 def sc_deny(a, p):
     _perm(a, p, False)
 
@@ -1047,7 +1067,7 @@ def sc_subagent(a, p):
     p.mark("i")
 
 
-SCENARIOS = {"toolrun": sc_toolrun, "ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+SCENARIOS = {"edit": sc_edit, "toolrun": sc_toolrun, "ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 

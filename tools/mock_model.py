@@ -21,7 +21,8 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
                               (Bash for Anthropic; for OpenAI/Gemini the shell-like tool the client
                               offered; Codex exec_command with sandbox_permissions=require_escalated;
                               a `security_risk` argument is "HIGH", which OpenHands asks about)
-  contains "write"         -> a file write tool call (notes.txt) when a write tool is offered
+  contains "write"         -> a file write tool call (notes.txt; PROJECT/notes.txt where the schema
+                              asks for an absolute path, with --project) when a write tool is offered
   contains "quote a"       -> an answer that QUOTES permission prompts of several agents as prose
                               (a live-prompt rule must not fire on it)
   contains "background"    -> a long command left running in the background: Anthropic Bash `sleep 25`
@@ -213,7 +214,8 @@ def side_answer(system_text, user_text, body):
 SHELL_NAMES = ["bash", "run_shell_command", "shell", "execute_command", "exec_command", "shell_command",
                "run_commands",
                "run_command", "run_terminal_cmd", "terminal", "exec", "command", "run"]
-WRITE_NAMES = ["write", "write_file", "write_to_file", "create_file", "edit", "str_replace_based_edit_tool"]
+WRITE_NAMES = ["write", "write_file", "write_to_file", "create_file", "create", "edit",
+               "str_replace_based_edit_tool"]
 
 
 def pick_tool(tools, names, fuzzy):
@@ -246,7 +248,10 @@ def args_for(name, schema, kind):
         elif lk in ("description", "justification", "reason", "explanation"):
             out[k] = "Create approved.txt in the project folder (the mock asks for this)."
         elif lk in ("file_path", "path", "absolute_path", "filepath", "filename", "target_file"):
-            out[k] = "notes.txt"
+            # some clients refuse a relative path (Copilot: "Path not absolute")
+            desc = str((v or {}).get("description", "")).lower() if isinstance(v, dict) else ""
+            wants_abs = lk == "absolute_path" or "absolute" in desc
+            out[k] = (ARGS.project.rstrip("/") + "/notes.txt") if (wants_abs and ARGS.project) else "notes.txt"
         elif lk in ("content", "contents", "text", "file_text"):
             out[k] = "mock notes\n"
         elif lk == "sandbox_permissions":
@@ -822,6 +827,7 @@ def main():
     ap.add_argument("--scenario", default="short", choices=["short", "slow", "perm", "write"])
     ap.add_argument("--slow-seconds", type=float, default=7.0)
     ap.add_argument("--dump", metavar="DIR", help="save every request body as DIR/<n>.json (debugging)")
+    ap.add_argument("--project", metavar="DIR", help="the client's project folder (for absolute paths)")
     ARGS = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
     srv.daemon_threads = True
