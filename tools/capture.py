@@ -657,6 +657,7 @@ class Aider(Agent):
 class Copilot(Agent):
     """GitHub Copilot CLI in BYOK mode: no GitHub account, OpenAI Chat Completions to the mock."""
     kind = "copilot"
+    cases = CASES_ALL + ["edit"]
     ready = r"^❯\s*$"
     busy = r"Working ·|esc esc interrupt"
     busy_lines = 2
@@ -704,6 +705,7 @@ class Pi(Agent):
 class Kimi(Agent):
     """Kimi CLI (kimi-cli 1.51.x from PyPI; 1.52 only runs its successor's installer)."""
     kind = "kimi"
+    cases = CASES_ALL + ["edit"]
     ready = r"^── input ─"
     busy = r"^[\u2801-\u28ff] \S"
     busy_lines = 5
@@ -740,6 +742,7 @@ max_context_size = 128000
 class Grok(Agent):
     """Grok CLI (@vibe-kit/grok-cli): OpenAI Chat Completions with its own base URL setting."""
     kind = "grok"
+    cases = CASES_ALL + ["edit"]
     ready = r"│ ❯ "
     busy = r"esc to interrupt\)\s*$"  # the status row `⠋ Thinking... (3s · ↑ 80 tokens · esc to interrupt)`
     busy_lines = 6
@@ -768,6 +771,7 @@ class Kilo(Opencode):
     """Kilo Code CLI: an opencode fork. The @kilocode/cli wrapper wants a platform package version
     the registry may lack, so the native @kilocode/cli-linux-x64 is installed and run directly."""
     kind = "kilo"
+    cases = CASES_ALL + ["edit"]
     deny = ("Escape", 1.0, "Enter")  # Esc (or Reject) opens a "Reject permission" box: confirm it empty
 
     def setup(self, env, port):
@@ -789,6 +793,7 @@ class Kilo(Opencode):
 class Continue(Agent):
     """Continue CLI (@continuedev/cli, command `cn`) with a local config file for the mock."""
     kind = "continue"
+    cases = CASES_ALL + ["edit"]
     ready = r"Ask anything, @ for context"
     busy = r"esc to interrupt \)"   # `⠵⠝⠳  ( 2s • esc to interrupt )` above the input box
     busy_lines = 6
@@ -862,6 +867,7 @@ class Openhands(Agent):
     """OpenHands CLI (PyPI `openhands`, Python 3.12 venv): LiteLLM to the mock's Chat Completions,
     not streamed. Its version check and skills fetch fail at once on a dead loopback proxy."""
     kind = "openhands"
+    cases = CASES_ALL + ["edit"]
     ready = r"Type your message, @mention"
     busy = r"^\s*[\u2801-\u28ff] Working \("   # `⠴ Working (0s • ESC: pause)` above the input box
     busy_lines = 8

@@ -215,7 +215,7 @@ SHELL_NAMES = ["bash", "run_shell_command", "shell", "execute_command", "exec_co
                "run_commands",
                "run_command", "run_terminal_cmd", "terminal", "exec", "command", "run"]
 WRITE_NAMES = ["write", "write_file", "write_to_file", "create_file", "create", "edit",
-               "str_replace_based_edit_tool"]
+               "str_replace_based_edit_tool", "file_editor", "str_replace_editor"]
 
 
 def pick_tool(tools, names, fuzzy):
@@ -240,6 +240,8 @@ def args_for(name, schema, kind):
         ty = v.get("type") if isinstance(v, dict) else None
         if lk == "commands":
             out[k] = [SHELL_CMD] if ty == "array" else SHELL_CMD
+        elif lk in ("command", "cmd") and "create" in ((v or {}).get("enum") or []):
+            out[k] = "create"  # an editor tool's sub-command (OpenHands file_editor)
         elif lk in ("command", "cmd"):
             if ty == "array":
                 out[k] = ["bash", "-lc", SHELL_CMD]
