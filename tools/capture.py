@@ -847,9 +847,40 @@ class Amp(SigninWall):
         return [self.agents + "/node_modules/@ampcode/cli-linux-x64/amp"]
 
 
-class Droid(SigninWall):
+class Droid(Agent):
+    """Factory droid: without an account only its login menu (case signin); in Airgap Mode
+    (`FACTORY_AIRGAP_ENABLED=true`) with a BYOK custom model it runs against the mock."""
     kind = "droid"
+    cases = ["signin"] + CASES_ALL + ["edit"]
     signin = r"Please login with your Factory account"  # a menu: > Login / Exit
+    ready = r"^│ > "
+    busy = r"\(Press ESC to stop\)"   # `⢰ Streaming...  (Press ESC to stop)` above the mode row
+    busy_lines = 8
+    dialog = r"Yes, allow[\s\S]*No, cancel"
+    dialog_lines = 12
+    slow_text = r"\(Press ESC to stop\)"  # the answer is drawn only when complete
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    startup_timeout = 60
+
+    def setup_signin(self, env, port):
+        env.update({"DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1"})
+
+    def setup(self, env, port):
+        base = "http://127.0.0.1:%d/v1" % port
+        wjson(HOME + "/.factory/settings.json", {"customModels": [{
+            "model": MODEL, "displayName": "Mock Model", "provider": "generic-chat-completion-api",
+            "baseUrl": base, "apiKey": DUMMY_OPENAI, "maxOutputTokens": 8192}],
+            "model": "custom:" + MODEL})
+        env.update({"FACTORY_AIRGAP_ENABLED": "true", "FACTORY_DROID_AUTO_UPDATE_ENABLED": "false",
+                    "FACTORY_DISABLE_KEYRING": "1"})
+
+    def before(self, pane):
+        t = pane.wait(r"Trust this folder\?|" + self.ready, self.startup_timeout, what="ready", quiet=1.0)
+        if "Trust this folder?" in t:  # first run in a folder: "> 1. Trust this folder"
+            pane.keys("Enter")
+        pane.wait(self.ready, 30, what="ready", quiet=self.settle)
 
     def argv(self):
         return [self.agents + "/node_modules/@factory/cli-linux-x64/bin/droid"]
