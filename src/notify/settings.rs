@@ -123,7 +123,9 @@ impl Settings {
         let raw: Raw = toml::from_str(text).map_err(|e| {
             let line = e
                 .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+                // 1-based line of the span's start: newlines before it, plus one (`lines()`
+                // undercounts when the span starts a line)
+                .map(|s| text.get(..s.start).unwrap_or(text).matches('\n').count() + 1);
             SettingsError {
                 file: file.to_owned(),
                 line,
