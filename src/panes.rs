@@ -99,6 +99,10 @@ pub struct PaneState {
     pub generation: u64,
     /// A hook has spoken for this generation.
     pub hooked: bool,
+    /// The pane's kind has rules but no recording proves them (no `recorded` version in its
+    /// manifests): its states are a best guess. Sent only when true.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub unverified: bool,
 }
 
 /// What to restore when a pane comes back under the same id (§7).
@@ -281,6 +285,10 @@ pub fn state(world: &World, id: &str) -> Result<PaneState, UnknownPane> {
         since: rfc3339(lc.since),
         generation: process.generation.0,
         hooked: process.hooked,
+        unverified: kind
+            .id
+            .and_then(|id| world.resource::<Manifests>().0.kind(id))
+            .is_some_and(|k| k.unverified()),
     })
 }
 

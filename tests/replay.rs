@@ -1,4 +1,4 @@
-//! The corpus: every recording under `tests/fixtures/<kind>/*.cast` is replayed through the
+//! The corpus: every recording under `tests/fixtures/<kind>/[<version>/]*.cast` is replayed through the
 //! bundled manifests, and every marker (the state a person saw at that moment) must match.
 //! Recordings of the real CLIs, made with `lookout record` by `tools/capture.py`.
 
@@ -15,9 +15,21 @@ fn fixtures() -> Vec<(String, PathBuf)> {
             continue;
         }
         let name = kind.file_name().to_string_lossy().into_owned();
-        for cast in std::fs::read_dir(kind.path()).expect("kind dir").flatten() {
-            if cast.path().extension().is_some_and(|e| e == "cast") {
-                out.push((name.clone(), cast.path()));
+        for entry in std::fs::read_dir(kind.path()).expect("kind dir").flatten() {
+            // <kind>/<case>.cast, or <kind>/<version>/<case>.cast (kind = first level)
+            let casts: Vec<PathBuf> = if entry.path().is_dir() {
+                std::fs::read_dir(entry.path())
+                    .expect("version dir")
+                    .flatten()
+                    .map(|e| e.path())
+                    .collect()
+            } else {
+                vec![entry.path()]
+            };
+            for cast in casts {
+                if cast.extension().is_some_and(|e| e == "cast") {
+                    out.push((name.clone(), cast));
+                }
             }
         }
     }

@@ -5,15 +5,18 @@ Usage
   tools/install_agents.sh                      # once: CLIs into /opt/lookout-agents (outside the repo)
   cargo build                                  # target/debug/lookout (for `record`)
   tools/capture.py list                        # kinds and cases
-  tools/capture.py record claude               # every case of one kind -> tests/fixtures/claude/<case>.cast
+  tools/capture.py record claude               # every case of one kind -> tests/fixtures/claude/<version>/<case>.cast
   tools/capture.py record claude approve deny  # some cases
-  tools/capture.py explore claude slow         # no recorder: screens only, /tmp/captures/<kind>/<state>-<n>.txt
+  tools/capture.py explore claude slow         # no recorder: screens only, /tmp/captures[-<server>]/<kind>/<state>-<n>.txt
   options: --agents DIR (default /opt/lookout-agents or $LOOKOUT_AGENTS), --lookout PATH,
            --out DIR (default tests/fixtures), --keep (leave the tmux session open on failure),
            --dump DIR (the mock saves request bodies), --strace FILE (explore: log connect() calls),
            --no-netns (do not isolate the network)
   HOME: $LOOKOUT_CAPTURE_HOME (default /home/dev) is wiped and re-made for every case; the harness waits
-           (then refuses) while another tool's process uses that HOME. Run one harness at a time.
+           (then refuses) while another tool's process uses that HOME.
+  tmux: $LOOKOUT_CAPTURE_TMUX (default lookoutcap) names the harness's tmux server (-L). Two harness
+           runs at once need a HOME and a tmux server name each, e.g.
+           LOOKOUT_CAPTURE_HOME=/home/dev2 LOOKOUT_CAPTURE_TMUX=lookoutcap2 tools/capture.py record …
 
 What one case does
   * starts the mock model on 127.0.0.1 (random port), makes a fresh HOME=/home/dev (XDG dirs under it)
@@ -43,6 +46,9 @@ Cases (not every kind has every case; see CASES)
             i, [b if it asks first], w (its footer row), i
   subagent  (claude) a sub-agent streams slowly                 i, w, i
   ask       (claude) the agent asks a multiple-choice question  i, b, i
+  toolrun   (pi) a shell command the CLI runs without asking    i, i (never blocked)
+  edit      a file write the CLI asks about, approved            i, b, b, i
+  (small without a permission dialog, e.g. pi: the slow case at 80x24)
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
 DNS lookups some CLIs try (opencode's models list, codex's sign-in screen, aider's price map) fail
@@ -64,7 +70,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 HOME = os.environ.get("LOOKOUT_CAPTURE_HOME", "/home/dev")  # wiped and re-made for every case
 PROJECT = HOME + "/project"
-SOCK = "lookoutcap"
+SOCK = os.environ.get("LOOKOUT_CAPTURE_TMUX", "lookoutcap")  # tmux server name (-L): one per harness run
+# screens and the mock log: /tmp/captures, or /tmp/captures-<server> for a second harness run
+CAPDIR = "/tmp/captures" if SOCK == "lookoutcap" else "/tmp/captures-" + SOCK
 SESSION = "cap"
 DUMMY_ANTHROPIC = "sk-ant-api03-dummy-" + "0" * 60 + "mockkey0001AA"
 DUMMY_OPENAI = "sk-dummy-mock-key-000000000000000000000000"
@@ -122,7 +130,13 @@ class Pane:
             return None
 
     def keys(self, *keys):
-        tmux("send-keys", "-t", SESSION, *keys)
+        for i, k in enumerate(keys):  # one at a time: a double Esc must arrive as two presses
+            if isinstance(k, float):  # a pause between keys (a second panel opens first)
+                time.sleep(k)
+                continue
+            if i:
+                time.sleep(0.1)
+            tmux("send-keys", "-t", SESSION, k)
 
     def type(self, text, enter=True, enter_key="Enter"):
         # typed in pieces, like a person: some TUIs drop a burst that arrives as one paste
@@ -172,7 +186,7 @@ class Pane:
         pid = self.pid()
         if not pid:
             return
-        with open("/tmp/captures/%s/procs.txt" % self.kind, "w") as f:
+        with open(CAPDIR + "/%s/procs.txt" % self.kind, "w") as f:
             for p in [pid] + descendants(pid):
                 try:
                     comm = open("/proc/%d/comm" % p).read().strip()
@@ -183,7 +197,7 @@ class Pane:
                     pass
 
     def snap(self, state):
-        d = "/tmp/captures/%s" % self.kind
+        d = CAPDIR + "/%s" % self.kind
         os.makedirs(d, exist_ok=True)
         self.snaps += 1
         base = "%s/%s-%s-%d" % (d, self.case, state, self.snaps)
@@ -212,10 +226,11 @@ class Pane:
 class Mock:
     def __init__(self, dump=None, slow_seconds=7.0):
         a = [sys.executable, os.path.join(HERE, "mock_model.py"), "--port", "0",
-             "--slow-seconds", str(slow_seconds)]
+             "--slow-seconds", str(slow_seconds), "--project", PROJECT]
         if dump:
             a += ["--dump", dump]
-        self.log = open("/tmp/captures/mock.log", "a")
+        os.makedirs(CAPDIR, exist_ok=True)
+        self.log = open(CAPDIR + "/mock.log", "a")
         self.p = subprocess.Popen(a, stdout=subprocess.PIPE, stderr=self.log, text=True)
         line = self.p.stdout.readline()
         self.port = int(line.split()[1])
@@ -295,6 +310,8 @@ class Agent:
     busy_lines = 6        # the busy sign is looked for in this many last non-blank rows
     dialog = None         # the live permission dialog (regex)
     dialog_lines = 14     # … looked for in this many last non-blank rows (not in quoted prose above)
+    dialog_quiet = 0.8    # … and the screen still this long (0: a spinner keeps moving above it)
+    edit_dialog = None    # the dialog for a file write (case "edit"), when it differs from `dialog`
     approve = ("Enter",)  # keys that approve
     deny = ("Escape",)    # keys that deny
     interrupt = ("Escape",)
@@ -322,7 +339,8 @@ class Agent:
         exe = [a for a in argv if a.startswith("/") and os.path.basename(a) not in ("sh", "bash")]
         try:
             out = subprocess.run([exe[0], "--version"], capture_output=True, text=True, timeout=60,
-                                 env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": HOME}).stdout
+                                 env={"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": HOME})
+            out = out.stdout + "\n" + out.stderr  # pi prints its version on stderr
         except Exception:
             return "?"
         m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)", out)
@@ -636,7 +654,279 @@ class Aider(Agent):
         pane.keys("C-d")
 
 
-AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider]}
+class Copilot(Agent):
+    """GitHub Copilot CLI in BYOK mode: no GitHub account, OpenAI Chat Completions to the mock."""
+    kind = "copilot"
+    cases = CASES_ALL + ["edit"]
+    ready = r"^❯\s*$"
+    busy = r"Working ·|esc esc interrupt"
+    busy_lines = 2
+    dialog = r"Do you want to run this command\?[\s\S]*1\. Yes"
+    edit_dialog = r"Do you want to create \S+\?[\s\S]*1\. Yes"
+    dialog_lines = 14
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape", "Escape")  # "esc esc interrupt": two presses, one alone does nothing
+    startup_timeout = 90
+
+    def setup(self, env, port):
+        env.update({"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:%d/v1" % port,
+                    "COPILOT_PROVIDER_API_KEY": DUMMY_OPENAI, "COPILOT_MODEL": MODEL,
+                    "COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "128000",
+                    "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS": "8192", "COPILOT_OFFLINE": "true"})
+        wjson(HOME + "/.copilot/config.json", {
+            "firstLaunchAt": "2026-11-30T00:00:00.000Z", "appTipShown": True,
+            "trustedFolders": [PROJECT], "banner": "never"})
+
+    def argv(self):
+        return [self.bin + "/copilot"]
+
+class Pi(Agent):
+    """pi: runs tools without asking (no permission prompts by design), so no approve/deny cases."""
+    kind = "pi"
+    cases = ["startup", "slow", "second", "interrupt", "small", "quote", "toolrun"]
+    ready = r"^─{20,}$"   # the editor between two rules (always drawn; busy tells the turn)
+    busy = r"^\s*[\u2801-\u28ff] Working"
+    startup_timeout = 60
+
+    def setup(self, env, port):
+        wjson(HOME + "/.pi/agent/models.json", {"providers": {"mock": {
+            "baseUrl": "http://127.0.0.1:%d/v1" % port, "api": "openai-completions", "apiKey": "dummy",
+            "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
+            "models": [{"id": MODEL, "name": "Mock Model", "contextWindow": 128000, "maxTokens": 8192}]}}})
+        wjson(HOME + "/.pi/agent/settings.json", {"defaultProvider": "mock", "defaultModel": MODEL,
+                                                  "enableInstallTelemetry": False})
+        env.update({"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"})
+
+    def argv(self):
+        return [self.bin + "/pi"]
+
+
+class Kimi(Agent):
+    """Kimi CLI (kimi-cli 1.51.x from PyPI; 1.52 only runs its successor's installer)."""
+    kind = "kimi"
+    cases = CASES_ALL + ["edit"]
+    ready = r"^── input ─"
+    busy = r"^[\u2801-\u28ff] \S"
+    busy_lines = 5
+    dialog = r"─ approval ─[\s\S]*\[1\] Approve"
+    dialog_lines = 16
+    dialog_quiet = 0      # the tool's spinner row above the dialog keeps moving
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    startup_timeout = 60
+
+    def setup(self, env, port):
+        os.makedirs(HOME + "/.kimi", exist_ok=True)
+        with open(HOME + "/.kimi/config.toml", "w") as f:
+            f.write('''default_model = "%(m)s"
+telemetry = false
+
+[providers.mock]
+type = "openai_legacy"
+base_url = "http://127.0.0.1:%(port)d/v1"
+api_key = "dummy"
+
+[models.%(m)s]
+provider = "mock"
+model = "%(m)s"
+max_context_size = 128000
+''' % {"m": MODEL, "port": port})
+        env.update({"KIMI_CLI_NO_AUTO_UPDATE": "1"})
+
+    def argv(self):
+        return [self.agents + "/kimi313/bin/kimi"]  # Python 3.13 venv: on 3.12.1 kimi 1.51 crashes at start
+
+
+class Grok(Agent):
+    """Grok CLI (@vibe-kit/grok-cli): OpenAI Chat Completions with its own base URL setting."""
+    kind = "grok"
+    cases = CASES_ALL + ["edit"]
+    ready = r"│ ❯ "
+    busy = r"esc to interrupt\)\s*$"  # the status row `⠋ Thinking... (3s · ↑ 80 tokens · esc to interrupt)`
+    busy_lines = 6
+    dialog = r"Do you want to proceed[\s\S]*1\. Yes"
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    slow_text = r"esc to interrupt\)"  # the answer shows only when complete: the status row is the sign
+    startup_timeout = 60
+
+    def quit(self, pane):
+        pane.keys("C-c")
+        pane.type("exit")
+
+    def setup(self, env, port):
+        base = "http://127.0.0.1:%d/v1" % port
+        wjson(HOME + "/.grok/user-settings.json", {"apiKey": "dummy", "baseURL": base,
+                                                   "defaultModel": MODEL, "models": [MODEL]})
+        env.update({"GROK_API_KEY": "dummy", "GROK_BASE_URL": base, "GROK_MODEL": MODEL})
+
+    def argv(self):
+        return [self.bin + "/grok"]
+
+
+class Kilo(Opencode):
+    """Kilo Code CLI: an opencode fork. The @kilocode/cli wrapper wants a platform package version
+    the registry may lack, so the native @kilocode/cli-linux-x64 is installed and run directly."""
+    kind = "kilo"
+    cases = CASES_ALL + ["edit"]
+    deny = ("Escape", 1.0, "Enter")  # Esc (or Reject) opens a "Reject permission" box: confirm it empty
+
+    def setup(self, env, port):
+        wjson(HOME + "/.config/kilo/kilo.json", {
+            "provider": {"mock": {"npm": "@ai-sdk/openai-compatible", "name": "Mock",
+                                  "options": {"baseURL": "http://127.0.0.1:%d/v1" % port, "apiKey": "dummy"},
+                                  "models": {MODEL: {"name": "Mock Model"}}}},
+            "enabled_providers": ["mock"],
+            "model": "mock/" + MODEL, "small_model": "mock/" + MODEL,
+            "autoupdate": False, "share": "disabled",
+            "permission": {"bash": "ask", "edit": "ask"}})
+        env.update({"KILO_TELEMETRY_LEVEL": "off", "KILO_NO_DAEMON": "1", "KILO_DISABLE_AUTOUPDATE": "1",
+                    "KILO_DISABLE_LSP_DOWNLOAD": "1"})
+
+    def argv(self):
+        return [self.agents + "/node_modules/@kilocode/cli-linux-x64/bin/kilo"]
+
+
+class Continue(Agent):
+    """Continue CLI (@continuedev/cli, command `cn`) with a local config file for the mock."""
+    kind = "continue"
+    cases = CASES_ALL + ["edit"]
+    ready = r"Ask anything, @ for context"
+    busy = r"esc to interrupt \)"   # `⠵⠝⠳  ( 2s • esc to interrupt )` above the input box
+    busy_lines = 6
+    dialog = r"Would you like to continue\?"
+    dialog_lines = 18
+    dialog_quiet = 0      # the spinner row above the dialog keeps moving
+    slow_text = r"esc to interrupt \)"  # the answer shows only when complete: the status row is the sign
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    startup_timeout = 60
+
+    def setup(self, env, port):
+        os.makedirs(HOME + "/.continue", exist_ok=True)
+        with open(HOME + "/.continue/mock.yaml", "w") as f:
+            f.write('''name: mock
+version: 0.0.1
+schema: v1
+models:
+  - name: %(m)s
+    provider: openai
+    model: %(m)s
+    apiBase: http://127.0.0.1:%(port)d/v1
+    apiKey: dummy
+    roles: [chat, edit, apply]
+    capabilities: [tool_use]
+''' % {"m": MODEL, "port": port})
+        wjson(HOME + "/.continue/globalContext.json", {"autoUpdateCli": False})
+        env.update({"CONTINUE_CLI_ENABLE_TELEMETRY": "0", "CONTINUE_METRICS_ENABLED": "0"})
+
+    def argv(self):
+        return [self.bin + "/cn", "--config", HOME + "/.continue/mock.yaml"]
+
+
+class SigninWall(Agent):
+    """A CLI that cannot be used without its vendor's sign-in (no offline model path): only the
+    first screen is recorded, as `other` (it must never read working, blocked or done)."""
+    cases = ["signin"]
+    signin = r"."
+    startup_timeout = 60
+
+    def setup_signin(self, env, port):
+        env.update({"DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1"})
+
+
+class Amp(SigninWall):
+    kind = "amp"
+    signin = r"Would you like to log in to Amp\?"  # a y/n question, then a browser login
+
+    def argv(self):
+        return [self.agents + "/node_modules/@ampcode/cli-linux-x64/amp"]
+
+
+class Droid(Agent):
+    """Factory droid: without an account only its login menu (case signin); in Airgap Mode
+    (`FACTORY_AIRGAP_ENABLED=true`) with a BYOK custom model it runs against the mock."""
+    kind = "droid"
+    cases = ["signin"] + CASES_ALL + ["edit"]
+    signin = r"Please login with your Factory account"  # a menu: > Login / Exit
+    ready = r"^│ > "
+    busy = r"\(Press ESC to stop\)"   # `⢰ Streaming...  (Press ESC to stop)` above the mode row
+    busy_lines = 8
+    dialog = r"Yes, allow[\s\S]*No, cancel"
+    dialog_lines = 12
+    slow_text = r"\(Press ESC to stop\)"  # the answer is drawn only when complete
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    startup_timeout = 60
+
+    def setup_signin(self, env, port):
+        env.update({"DISABLE_TELEMETRY": "1", "DO_NOT_TRACK": "1"})
+
+    def setup(self, env, port):
+        base = "http://127.0.0.1:%d/v1" % port
+        wjson(HOME + "/.factory/settings.json", {"customModels": [{
+            "model": MODEL, "displayName": "Mock Model", "provider": "generic-chat-completion-api",
+            "baseUrl": base, "apiKey": DUMMY_OPENAI, "maxOutputTokens": 8192}],
+            "model": "custom:" + MODEL})
+        env.update({"FACTORY_AIRGAP_ENABLED": "true", "FACTORY_DROID_AUTO_UPDATE_ENABLED": "false",
+                    "FACTORY_DISABLE_KEYRING": "1"})
+
+    def before(self, pane):
+        t = pane.wait(r"Trust this folder\?|" + self.ready, self.startup_timeout, what="ready", quiet=1.0)
+        if "Trust this folder?" in t:  # first run in a folder: "> 1. Trust this folder"
+            pane.keys("Enter")
+        pane.wait(self.ready, 30, what="ready", quiet=self.settle)
+
+    def argv(self):
+        return [self.agents + "/node_modules/@factory/cli-linux-x64/bin/droid"]
+
+
+class Auggie(SigninWall):
+    kind = "auggie"
+    signin = r"Login to continue"  # then "Press return to open your browser"
+
+    def argv(self):
+        return [self.bin + "/auggie"]
+
+
+class Openhands(Agent):
+    """OpenHands CLI (PyPI `openhands`, Python 3.12 venv): LiteLLM to the mock's Chat Completions,
+    not streamed. Its version check and skills fetch fail at once on a dead loopback proxy."""
+    kind = "openhands"
+    cases = CASES_ALL + ["edit"]
+    ready = r"Type your message, @mention"
+    busy = r"^\s*[\u2801-\u28ff] Working \("   # `⠴ Working (0s • ESC: pause)` above the input box
+    busy_lines = 8
+    dialog = r"Confirm \d+ action\(s\)\?[\s\S]*> Yes"
+    approve = ("Enter",)
+    deny = ("Down", "Enter")  # the options are Yes / No / Always / Auto LOW/MED
+    interrupt = ("Escape",)   # "pause": the request in flight still completes, then the turn ends
+    slow_text = r"Working \("  # not streamed: the answer appears at once when complete
+    startup_timeout = 90
+
+    def quit(self, pane):
+        pane.keys("C-q")
+
+    def setup(self, env, port):
+        env.update({"LLM_MODEL": "openai/" + MODEL, "LLM_BASE_URL": "http://127.0.0.1:%d/v1" % port,
+                    "LLM_API_KEY": DUMMY_OPENAI, "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                    "OPENHANDS_SUPPRESS_BANNER": "1",
+                    # anything that is not the mock goes to a closed loopback port and fails at once
+                    "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9",
+                    "http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9",
+                    "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"})
+
+    def argv(self):
+        return [self.agents + "/openhands/bin/openhands", "--override-with-envs"]
+
+
+AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi, Kimi, Grok, Kilo,
+                                  Continue, Openhands, Amp, Droid, Auggie]}
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24)}
@@ -666,7 +956,9 @@ def sc_slow(a, p):
 def _perm(a, p, approve):
     p.mark("i")
     p.type("perm: please run the command", enter_key=a.submit)
-    p.wait(a.dialog, 30, what="dialog", quiet=0.8, lines=a.dialog_lines)
+    p.wait(a.dialog, 30, what="dialog", quiet=a.dialog_quiet, lines=a.dialog_lines)
+    if not a.dialog_quiet:
+        time.sleep(0.8)
     p.mark("b")
     time.sleep(1.0)
     p.mark("b")
@@ -683,12 +975,41 @@ def sc_approve(a, p):
     _perm(a, p, True)
 
 
+def sc_edit(a, p):
+    """A file write the CLI asks about (the mock's `write` scenario), approved: the edit dialog
+    differs from the command dialog, so it checks the blocked rule reads the dialog's structure."""
+    p.mark("i")
+    p.type("write the notes file please", enter_key=a.submit)
+    p.wait(a.edit_dialog or a.dialog, 30, what="edit-dialog", quiet=a.dialog_quiet, lines=a.dialog_lines)
+    if not a.dialog_quiet:
+        time.sleep(0.8)
+    p.mark("b")
+    time.sleep(1.0)
+    p.mark("b")
+    p.keys(*a.approve)
+    p.wait(a.final, 30, what="final")
+    a.is_idle(p)
+    p.mark("i")
+
+
 def sc_deny(a, p):
     _perm(a, p, False)
 
 
 def sc_small(a, p):
-    _perm(a, p, True)
+    if a.dialog:
+        _perm(a, p, True)
+    else:  # no permission prompts (pi): a slow turn in the narrow pane
+        sc_slow(a, p)
+
+
+def sc_toolrun(a, p):
+    """A CLI that runs commands unasked (pi): the tool call never reads as blocked."""
+    p.mark("i")
+    p.type("perm: please run the command", enter_key=a.submit)
+    p.wait(a.final, 30, what="final")
+    a.is_idle(p)
+    p.mark("i")
 
 
 def sc_second(a, p):
@@ -783,7 +1104,7 @@ def sc_subagent(a, p):
     p.mark("i")
 
 
-SCENARIOS = {"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+SCENARIOS = {"edit": sc_edit, "toolrun": sc_toolrun, "ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 
@@ -839,7 +1160,7 @@ def kill_pids(pids):
 def run_case(agent, case, args):
     explore = args.mode == "explore"
     cols, rows = SIZES.get(case, (120, 40))
-    os.makedirs("/tmp/captures", exist_ok=True)
+    os.makedirs(CAPDIR, exist_ok=True)
     mock = Mock(dump=args.dump, slow_seconds=agent.slow_seconds)
     env = fresh_home()
     env["LOOKOUT_CAPTURE"] = "1"
@@ -848,14 +1169,18 @@ def run_case(agent, case, args):
     else:
         agent.setup(env, mock.port)
     argv = agent.argv()
-    out = os.path.join(args.out, agent.kind, case + ".cast")
+    version = agent.version()
+    if version == "?" and not explore:  # fixtures live under <kind>/<version>/: never guess one
+        mock.stop()
+        raise SystemExit("capture: cannot tell the %s version (`--version` printed none)" % agent.kind)
+    out = os.path.join(args.out, agent.kind, version, case + ".cast")  # <kind>/<version>/<case>.cast
     if args.strace:  # check once per CLI that it only connects to 127.0.0.1 (and unix sockets)
         argv = ["strace", "-f", "-qq", "-e", "trace=connect", "-o", args.strace] + argv
     if explore:
         inner = argv
     else:
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        title = "%s %s %s %dx%d" % (agent.kind, agent.version(), case, cols, rows)
+        title = "%s %s %s %dx%d" % (agent.kind, version, case, cols, rows)
         inner = [args.lookout, "record", "--cols", str(cols), "--rows", str(rows), "-o", out,
                  "--title", title, "--"] + argv
     cmd = "cd %s && exec env -i %s %s" % (

@@ -5,8 +5,14 @@
 #   tools/install_agents.sh [PREFIX]        # default PREFIX=/opt/lookout-agents
 #
 # Result:
-#   $PREFIX/node_modules/.bin/{claude,codex,gemini,qwen,opencode,cline}
+#   $PREFIX/node_modules/.bin/{claude,codex,gemini,qwen,opencode,cline,copilot,pi,grok,cn,auggie}
+#   $PREFIX/node_modules/@kilocode/cli-linux-x64/bin/kilo, @ampcode/cli-linux-x64/amp,
+#   @factory/cli-linux-x64/bin/droid         (native platform packages, installed directly)
 #   $PREFIX/aider/bin/aider                  (python venv)
+#   $PREFIX/kimi313/bin/kimi                 (python 3.13 venv: kimi-cli 1.51.x; on 3.12.1 it crashes at
+#                                             start, and 1.52 only runs its successor's vendor installer)
+#   $PREFIX/openhands/bin/openhands          (python 3.12 venv)
+# Python 3.12/3.13 come from $PYTHON312/$PYTHON313, else pyenv's, else python3.12/python3.13 on PATH.
 # crush (@charmland/crush) is attempted and expected to fail: its npm package is a thin
 # installer whose postinstall downloads the real binary from the vendor's release host,
 # which is unreachable here (only package registries are). The failure is logged, not fatal.
@@ -16,7 +22,11 @@ mkdir -p "$PREFIX"
 cd "$PREFIX" || exit 1
 [ -f package.json ] || echo '{"name":"lookout-agents","private":true}' > package.json
 
-NPM_PKGS=(@anthropic-ai/claude-code @openai/codex @google/gemini-cli @qwen-code/qwen-code opencode-ai cline)
+NPM_PKGS=(@anthropic-ai/claude-code @openai/codex @google/gemini-cli @qwen-code/qwen-code opencode-ai cline
+          @github/copilot @mariozechner/pi-coding-agent @vibe-kit/grok-cli @continuedev/cli
+          @augmentcode/auggie @ampcode/cli-linux-x64 @factory/cli-linux-x64
+          # the @kilocode/cli wrapper pins a platform version the registry may lack: the binary itself
+          @kilocode/cli-linux-x64)
 need=()
 for p in "${NPM_PKGS[@]}"; do
   if [ "${FORCE:-0}" = 1 ] || [ ! -f "node_modules/$p/package.json" ]; then need+=("$p"); fi
@@ -35,6 +45,27 @@ if [ "${FORCE:-0}" = 1 ] || [ ! -x "$PREFIX/aider/bin/aider" ]; then
     || echo "WARN: aider install failed"
 fi
 
+pick_python() {  # $1 = 3.12 or 3.13
+  local var="PYTHON${1/./}" p
+  for p in "${!var:-}" "$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/python"$1" 2>/dev/null | tail -1)" \
+           "$(command -v python"$1" 2>/dev/null)"; do
+    if [ -n "$p" ] && "$p" -c 'import sys' 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  return 1
+}
+if [ "${FORCE:-0}" = 1 ] || [ ! -x "$PREFIX/kimi313/bin/kimi" ]; then
+  if PY=$(pick_python 3.13); then
+    "$PY" -m venv "$PREFIX/kimi313" && "$PREFIX/kimi313/bin/pip" install -q 'kimi-cli>=1.51,<1.52' \
+      || echo "WARN: kimi install failed"
+  else echo "WARN: no python3.13 for kimi-cli"; fi
+fi
+if [ "${FORCE:-0}" = 1 ] || [ ! -x "$PREFIX/openhands/bin/openhands" ]; then
+  if PY=$(pick_python 3.12); then
+    "$PY" -m venv "$PREFIX/openhands" && "$PREFIX/openhands/bin/pip" install -q openhands \
+      || echo "WARN: openhands install failed"
+  else echo "WARN: no python3.12 for openhands"; fi
+fi
+
 # crush: expected to fail (see header). Keep the log for the record.
 if [ ! -f "$PREFIX/crush/node_modules/@charmland/crush/package.json" ] || [ "${FORCE:-0}" = 1 ]; then
   mkdir -p "$PREFIX/crush"
@@ -45,8 +76,13 @@ fi
 
 echo "--- versions"
 B="$PREFIX/node_modules/.bin"
-for c in claude codex gemini qwen opencode cline; do
-  printf '%-9s ' "$c"; (timeout 60 "$B/$c" --version 2>&1 | tail -1) || echo "?"
+for c in claude codex gemini qwen opencode cline copilot pi grok cn auggie; do
+  printf '%-9s ' "$c"; (timeout 60 "$B/$c" --version 2>&1 | grep -m1 -E '[0-9]+\.[0-9]+') || echo "?"
+done
+N="$PREFIX/node_modules"
+for c in "$N/@kilocode/cli-linux-x64/bin/kilo" "$N/@ampcode/cli-linux-x64/amp" "$N/@factory/cli-linux-x64/bin/droid" \
+         "$PREFIX/kimi313/bin/kimi" "$PREFIX/openhands/bin/openhands"; do
+  printf '%-9s ' "$(basename "$c")"; (timeout 60 "$c" --version 2>&1 | grep -m1 -E '[0-9]+\.[0-9]+') || echo "?"
 done
 printf '%-9s ' aider; (timeout 60 "$PREFIX/aider/bin/aider" --version 2>&1 | tail -1) || echo "?"
 printf '%-9s ' crush; ( [ -x "$PREFIX/crush/node_modules/.bin/crush" ] && timeout 30 "$PREFIX/crush/node_modules/.bin/crush" --version 2>&1 | tail -1 ) || echo "not installed"

@@ -19,8 +19,10 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "slow"          -> a long answer streamed in small chunks over --slow-seconds (working)
   contains "perm" or "run" -> a tool call that needs permission: a shell command `touch approved.txt`
                               (Bash for Anthropic; for OpenAI/Gemini the shell-like tool the client
-                              offered; Codex exec_command with sandbox_permissions=require_escalated)
-  contains "write"         -> a file write tool call (notes.txt) when a write tool is offered
+                              offered; Codex exec_command with sandbox_permissions=require_escalated;
+                              a `security_risk` argument is "HIGH", which OpenHands asks about)
+  contains "write"         -> a file write tool call (notes.txt; PROJECT/notes.txt where the schema
+                              asks for an absolute path, with --project) when a write tool is offered
   contains "quote a"       -> an answer that QUOTES permission prompts of several agents as prose
                               (a live-prompt rule must not fire on it)
   contains "background"    -> a long command left running in the background: Anthropic Bash `sleep 25`
@@ -212,7 +214,8 @@ def side_answer(system_text, user_text, body):
 SHELL_NAMES = ["bash", "run_shell_command", "shell", "execute_command", "exec_command", "shell_command",
                "run_commands",
                "run_command", "run_terminal_cmd", "terminal", "exec", "command", "run"]
-WRITE_NAMES = ["write", "write_file", "write_to_file", "create_file", "edit", "str_replace_based_edit_tool"]
+WRITE_NAMES = ["write", "write_file", "write_to_file", "create_file", "create", "edit",
+               "str_replace_based_edit_tool", "file_editor", "str_replace_editor"]
 
 
 def pick_tool(tools, names, fuzzy):
@@ -237,6 +240,8 @@ def args_for(name, schema, kind):
         ty = v.get("type") if isinstance(v, dict) else None
         if lk == "commands":
             out[k] = [SHELL_CMD] if ty == "array" else SHELL_CMD
+        elif lk in ("command", "cmd") and "create" in ((v or {}).get("enum") or []):
+            out[k] = "create"  # an editor tool's sub-command (OpenHands file_editor)
         elif lk in ("command", "cmd"):
             if ty == "array":
                 out[k] = ["bash", "-lc", SHELL_CMD]
@@ -245,13 +250,18 @@ def args_for(name, schema, kind):
         elif lk in ("description", "justification", "reason", "explanation"):
             out[k] = "Create approved.txt in the project folder (the mock asks for this)."
         elif lk in ("file_path", "path", "absolute_path", "filepath", "filename", "target_file"):
-            out[k] = "notes.txt"
+            # some clients refuse a relative path (Copilot: "Path not absolute")
+            desc = str((v or {}).get("description", "")).lower() if isinstance(v, dict) else ""
+            wants_abs = lk == "absolute_path" or "absolute" in desc
+            out[k] = (ARGS.project.rstrip("/") + "/notes.txt") if (wants_abs and ARGS.project) else "notes.txt"
         elif lk in ("content", "contents", "text", "file_text"):
             out[k] = "mock notes\n"
         elif lk == "sandbox_permissions":
             out[k] = "require_escalated"
         elif lk == "requires_approval":
             out[k] = True
+        elif lk == "security_risk":  # OpenHands asks the user only before actions marked HIGH
+            out[k] = "HIGH"
         elif lk in ("workdir", "cwd", "directory", "dir_path") and k in req:
             out[k] = "."
         elif k in req:
@@ -594,6 +604,8 @@ class Handler(BaseHTTPRequestHandler):
         created = int(time.time())
         usage = {"prompt_tokens": 120, "completion_tokens": 30, "total_tokens": 150}
         if not stream:
+            if slow:  # a client that does not stream (OpenHands) still waits the slow answer out
+                time.sleep(ARGS.slow_seconds)
             msg = {"role": "assistant", "content": (text or ("\n".join(SLOW_LINES) if slow else None))}
             finish = "stop"
             if call:
@@ -817,6 +829,7 @@ def main():
     ap.add_argument("--scenario", default="short", choices=["short", "slow", "perm", "write"])
     ap.add_argument("--slow-seconds", type=float, default=7.0)
     ap.add_argument("--dump", metavar="DIR", help="save every request body as DIR/<n>.json (debugging)")
+    ap.add_argument("--project", metavar="DIR", help="the client's project folder (for absolute paths)")
     ARGS = ap.parse_args()
     srv = ThreadingHTTPServer(("127.0.0.1", ARGS.port), Handler)
     srv.daemon_threads = True

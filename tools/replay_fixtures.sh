@@ -13,7 +13,7 @@ total=0; right=0; bad=0
 for k in "${kinds[@]}"; do
   [ -f "manifests/$k.toml" ] || { echo "$k: no manifests/$k.toml"; continue; }
   sed '0,/^kind = /s//override = true\nkind = /' "manifests/$k.toml" > "$tmp/$k.toml"
-  for f in tests/fixtures/$k/*.cast; do
+  for f in tests/fixtures/$k/*.cast tests/fixtures/$k/*/*.cast; do  # <kind>/[<version>/]<case>.cast
     [ -f "$f" ] || continue
     out=$("$LOOKOUT" replay "$f" --kind "$k" --manifests "$tmp/$k.toml" 2>&1)
     line=$(printf '%s\n' "$out" | tail -1)

@@ -30,4 +30,10 @@ check gemini-json-next-speaker 'next_speaker' $B/v1beta/models/m:generateContent
 check gemini-count-tokens 'totalTokens' $B/v1beta/models/m:countTokens -d '{}'
 check models-list 'mock-model' $B/v1/models
 check quote-scenario 'only a quote' $B/v1/chat/completions -d '{"tools":['"$SH"'],"messages":[{"role":"user","content":"quote a permission prompt"}]}'
+TERM_SH='{"type":"function","function":{"name":"terminal","parameters":{"type":"object","properties":{"command":{"type":"string"},"security_risk":{"type":"string","enum":["LOW","MEDIUM","HIGH"]}},"required":["command","security_risk"]}}}'
+check chat-security-risk-high 'HIGH' $B/v1/chat/completions -d '{"tools":['"$TERM_SH"'],"messages":[{"role":"user","content":"perm: run it"}]}'
+t0=$(date +%s.%N)
+check chat-nonstream-slow 'end of the slow answer' $B/v1/chat/completions -d '{"tools":['"$SH"'],"messages":[{"role":"user","content":"a slow answer"}]}'
+if awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{exit !(b-a >= 0.9)}'; then echo "ok   chat-nonstream-slow-waits"
+else echo "FAIL chat-nonstream-slow-waits (answered before --slow-seconds)"; fail=1; fi
 exit $fail

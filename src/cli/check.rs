@@ -1,8 +1,9 @@
 //! `lookout check [FILES|DIRS]`: validate manifests the way the server loads them (§2.1).
-//! With no argument it checks the bundled manifests and the user directory.
+//! With no argument it checks the bundled manifests and the user directory. A kind whose files
+//! name no `recorded` CLI version is listed as unverified (its rules are not proven on recordings).
 
 use crate::manifest::bundled::BUNDLED;
-use crate::manifest::{compile_file, read_sources, user_manifest_dir};
+use crate::manifest::{CompiledFile, compile_file, read_sources, user_manifest_dir};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -32,11 +33,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut ok = 0;
     let mut rules = 0;
+    let mut kinds: Vec<KindFiles> = Vec::new();
     for (name, text) in &sources {
         match compile_file(name, text) {
             Ok(file) => {
                 ok += 1;
                 rules += file.rules.len();
+                note_kind(&mut kinds, name, &file);
             }
             Err(mut e) => errors.append(&mut e),
         }
@@ -44,8 +47,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     for error in &errors {
         eprintln!("{error}");
     }
+    let unverified = kinds.iter().filter(|k| !k.recorded).count();
+    for k in kinds.iter().filter(|k| !k.recorded) {
+        println!(
+            "unverified: kind `{}` ({}): no recorded CLI version, its rules are not proven on the real CLI",
+            k.kind,
+            k.files.join(", ")
+        );
+    }
     println!(
-        "{ok} manifest(s) ok, {rules} rule(s); {} error(s)",
+        "{ok} manifest(s) ok, {rules} rule(s), {unverified} kind(s) unverified; {} error(s)",
         errors.len()
     );
     Ok(if errors.is_empty() {
@@ -53,4 +64,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The files of one kind as the catalog merges them, and whether any names a recorded version.
+struct KindFiles {
+    kind: String,
+    files: Vec<String>,
+    recorded: bool,
+}
+
+/// Adds a compiled file to its kind, the way [`crate::manifest::Catalog::new`] merges: an
+/// `override` file replaces the kind's earlier files (and so their `recorded` lists).
+fn note_kind(kinds: &mut Vec<KindFiles>, name: &str, file: &CompiledFile) {
+    let recorded = !file.recorded.is_empty();
+    match kinds.iter_mut().find(|k| k.kind == file.kind) {
+        Some(k) if file.override_earlier => {
+            k.files = vec![name.to_owned()];
+            k.recorded = recorded;
+        }
+        Some(k) => {
+            k.files.push(name.to_owned());
+            k.recorded |= recorded;
+        }
+        None => kinds.push(KindFiles {
+            kind: file.kind.clone(),
+            files: vec![name.to_owned()],
+            recorded,
+        }),
+    }
 }

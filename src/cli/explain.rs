@@ -76,6 +76,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         now,
     };
     let explanation = kind.explain(&look);
+    if kind.unverified() {
+        eprintln!(
+            "note: kind `{}` is unverified: no recording proves its rules (no `recorded` version)",
+            kind.name
+        );
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&explanation)?);
     } else {

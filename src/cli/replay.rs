@@ -15,7 +15,7 @@ use std::sync::Arc;
 pub struct Args {
     /// The recording (asciicast v2); with `--summary`, a fixture directory.
     pub file: PathBuf,
-    /// The agent kind (default: the recording's parent directory name, e.g. fixtures/claude/x.cast).
+    /// The agent kind (default: from the path, fixtures/claude/x.cast or fixtures/claude/2.1.3/x.cast).
     #[arg(long)]
     pub kind: Option<String>,
     /// Extra manifest files or directories (loaded after the bundled ones).
@@ -73,7 +73,13 @@ pub fn load(path: &Path) -> anyhow::Result<Cast> {
 }
 
 fn kind_from_path(path: &Path) -> Option<String> {
-    path.parent()?.file_name()?.to_str().map(str::to_owned)
+    let parent = path.parent()?;
+    let name = parent.file_name()?.to_str()?;
+    // <kind>/<version>/<case>.cast: the parent is a version (starts with a digit)
+    if name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
+        return parent.parent()?.file_name()?.to_str().map(str::to_owned);
+    }
+    Some(name.to_owned())
 }
 
 fn print_replay(r: &Replay, step: bool) {
@@ -116,6 +122,8 @@ struct Row {
     scenarios: usize,
     markers: usize,
     right: usize,
+    /// No `recorded` version names its rules proven (unrecorded, or a sign-in wall only).
+    unverified: bool,
 }
 
 fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
@@ -133,17 +141,14 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
             .and_then(|n| n.to_str())
             .unwrap_or("")
             .to_owned();
-        let mut casts: Vec<PathBuf> = std::fs::read_dir(&kind_dir)?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "cast"))
-            .collect();
-        casts.sort();
+        let casts = casts_under(&kind_dir)?;
         let mut row = Row {
             kind: kind.clone(),
             versions: Vec::new(),
             scenarios: 0,
             markers: 0,
             right: 0,
+            unverified: is_unverified(catalog, &kind),
         };
         for path in casts {
             let cast = load(&path)?;
@@ -160,14 +165,31 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
         }
         rows.push(row);
     }
+    // kinds with rules and no recording anywhere: listed, so the table shows what is unproven
+    for kind in catalog.kinds().iter().filter(|k| k.unverified()) {
+        if !rows.iter().any(|r| *r.kind == *kind.name) {
+            rows.push(Row {
+                kind: kind.name.to_string(),
+                versions: vec!["no recording".to_owned()],
+                scenarios: 0,
+                markers: 0,
+                right: 0,
+                unverified: true,
+            });
+        }
+    }
+    rows.sort_by(|a, b| a.kind.cmp(&b.kind));
     println!("| agent | CLI version recorded | scenarios | markers | markers right |");
     println!("|---|---|---|---|---|");
     for r in &rows {
-        let versions = if r.versions.is_empty() {
+        let mut versions = if r.versions.is_empty() {
             "?".to_owned()
         } else {
             r.versions.join(", ")
         };
+        if r.unverified {
+            versions.push_str(" (unverified)");
+        }
         println!(
             "| {} | {} | {} | {} | {} |",
             r.kind, versions, r.scenarios, r.markers, r.right
@@ -178,6 +200,33 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+fn is_unverified(catalog: &Catalog, kind: &str) -> bool {
+    catalog
+        .kind_id(kind)
+        .and_then(|id| catalog.kind(id))
+        .is_some_and(|k| k.unverified())
+}
+
+/// The recordings of one kind: `*.cast` in its directory and one level below
+/// (`<kind>/<version>/<case>.cast`), sorted.
+fn casts_under(kind_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut casts = Vec::new();
+    for entry in std::fs::read_dir(kind_dir)?.filter_map(Result::ok) {
+        let path = entry.path();
+        if path.is_dir() {
+            casts.extend(
+                std::fs::read_dir(&path)?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "cast")),
+            );
+        } else if path.extension().is_some_and(|x| x == "cast") {
+            casts.push(path);
+        }
+    }
+    casts.sort();
+    Ok(casts)
 }
 
 /// The first version-looking token (`2.1.3`, `0.86.2`) in a recording's title.

@@ -1,5 +1,7 @@
 //! `lookout status [--json]`: the server (pid, version, uptime, log, skipped manifests, undelivered
 //! hook reports) and every pane's state, as a table or as JSON. A thin client of the socket.
+//! The RULES column says `unverified` for a pane whose kind has no recording behind its rules
+//! (`unverified` in the JSON).
 
 use crate::server::client::snapshot;
 use serde_json::json;
@@ -42,8 +44,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let (_, panes) = snapshot(result)?;
     println!(
-        "{:<24} {:<10} {:<9} {:<10} {:<24} SINCE",
-        "PANE", "KIND", "STATE", "ATTENTION", "LABELS"
+        "{:<24} {:<10} {:<9} {:<10} {:<24} {:<24} RULES",
+        "PANE", "KIND", "STATE", "ATTENTION", "LABELS", "SINCE"
     );
     for p in panes {
         let attention = match (p.input_required, p.unread) {
@@ -57,14 +59,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             p.labels.join(", ")
         };
+        // a kind whose rules no recording proves: its state is a best guess, say so per pane
+        let rules = if p.unverified { "unverified" } else { "-" };
         println!(
-            "{:<24} {:<10} {:<9} {:<10} {:<24} {}",
+            "{:<24} {:<10} {:<9} {:<10} {:<24} {:<24} {}",
             printable(&p.pane),
             p.kind.as_deref().map_or("-".into(), printable),
             p.lifecycle.name(),
             attention,
             labels,
-            p.since
+            p.since,
+            rules
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -4,9 +4,14 @@
 pub const BUNDLED: &[(&str, &str)] = &[
     ("aider.toml", include_str!("../../manifests/aider.toml")),
     ("amp.toml", include_str!("../../manifests/amp.toml")),
+    ("auggie.toml", include_str!("../../manifests/auggie.toml")),
     ("claude.toml", include_str!("../../manifests/claude.toml")),
     ("cline.toml", include_str!("../../manifests/cline.toml")),
     ("codex.toml", include_str!("../../manifests/codex.toml")),
+    (
+        "continue.toml",
+        include_str!("../../manifests/continue.toml"),
+    ),
     ("copilot.toml", include_str!("../../manifests/copilot.toml")),
     ("crush.toml", include_str!("../../manifests/crush.toml")),
     (
@@ -18,11 +23,16 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("generic.toml", include_str!("../../manifests/generic.toml")),
     ("goose.toml", include_str!("../../manifests/goose.toml")),
     ("grok.toml", include_str!("../../manifests/grok.toml")),
+    ("kilo.toml", include_str!("../../manifests/kilo.toml")),
     ("kimi.toml", include_str!("../../manifests/kimi.toml")),
     ("kiro.toml", include_str!("../../manifests/kiro.toml")),
     (
         "opencode.toml",
         include_str!("../../manifests/opencode.toml"),
+    ),
+    (
+        "openhands.toml",
+        include_str!("../../manifests/openhands.toml"),
     ),
     ("pi.toml", include_str!("../../manifests/pi.toml")),
     ("qwen.toml", include_str!("../../manifests/qwen.toml")),

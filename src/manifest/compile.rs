@@ -33,6 +33,8 @@ pub struct CompiledFile {
     pub idle_settle: Option<Duration>,
     /// Rules in declaration order.
     pub rules: Vec<CompiledRule>,
+    /// `recorded`: CLI versions with recordings (empty: unverified).
+    pub recorded: Vec<String>,
 }
 
 /// One validated rule.
@@ -100,6 +102,9 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
     if identify.iter().any(|p| p.trim().is_empty()) {
         errors.push(ManifestError::at(file, None, "process", K::Empty));
     }
+    if raw.recorded.iter().any(|v| v.trim().is_empty()) {
+        errors.push(ManifestError::at(file, None, "recorded", K::Empty));
+    }
     let mut seen = std::collections::HashSet::new();
     let mut rules = Vec::with_capacity(raw.screen.len());
     for rule in raw.screen {
@@ -131,6 +136,7 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
             .and_then(|t| t.idle_settle_ms)
             .map(Duration::from_millis),
         rules,
+        recorded: raw.recorded,
     })
 }
 

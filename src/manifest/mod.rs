@@ -127,6 +127,8 @@ pub struct KindRules {
     pub rules: Vec<Rule>,
     /// Distinct time thresholds used by `quiet_ms`/`changed_within_ms`.
     pub time_thresholds: Vec<Duration>,
+    /// CLI versions recorded for this kind, from every file's `recorded` (in load order).
+    pub recorded: Vec<String>,
 }
 
 /// Every loaded manifest, compiled: the immutable table the tick reads.
@@ -265,10 +267,16 @@ impl KindRules {
     fn merge(name: &str, files: Vec<(usize, CompiledFile)>) -> KindRules {
         let mut policy = HookPolicy::default();
         let mut idle_settle = Duration::from_millis(1000);
+        let mut recorded: Vec<String> = Vec::new();
         let mut ordered: Vec<(i64, usize, usize, Arc<str>, CompiledRule)> = Vec::new();
         for (order, file) in files {
             policy = file.policy.unwrap_or(policy);
             idle_settle = file.idle_settle.unwrap_or(idle_settle);
+            for v in file.recorded {
+                if !recorded.contains(&v) {
+                    recorded.push(v);
+                }
+            }
             let fname: Arc<str> = Arc::from(file.file.as_str());
             for (decl, rule) in file.rules.into_iter().enumerate() {
                 ordered.push((rule.priority, order, decl, fname.clone(), rule));
@@ -322,7 +330,14 @@ impl KindRules {
             sets,
             rules,
             time_thresholds: thresholds,
+            recorded,
         }
+    }
+
+    /// No file of this kind names a recorded CLI version: its rules are written from public
+    /// facts or by hand, never proven on the real CLI's screens.
+    pub fn unverified(&self) -> bool {
+        self.recorded.is_empty()
     }
 }
 
@@ -424,6 +439,28 @@ mod tests {
         let rules = &c.kind(c.kind_id("g").expect("g")).expect("rules").rules;
         assert_eq!(rules.len(), 1);
         assert_eq!(&*rules[0].id, "b");
+    }
+
+    #[test]
+    fn recorded_versions_merge_per_kind_and_an_override_resets_them() {
+        let rule = "\n[[screen]]\nid='r'\nstate='idle'\nregex='x'";
+        let c = catalog(&[
+            ("a.toml", &format!("kind='a'\nrecorded=['1.0']{rule}")),
+            (
+                "a2.toml",
+                &format!("kind='a'\nrecorded=['1.0', '2.0']{rule}"),
+            ),
+            ("b.toml", &format!("kind='b'\nrecorded=['1.0']{rule}")),
+            ("b2.toml", &format!("kind='b'\noverride=true{rule}")),
+            ("c.toml", &format!("kind='c'{rule}")),
+        ]);
+        let kind = |n: &str| c.kind(c.kind_id(n).expect("kind")).expect("rules");
+        assert_eq!(kind("a").recorded, ["1.0", "2.0"]);
+        assert!(!kind("a").unverified());
+        assert!(kind("b").unverified(), "the override names no recording");
+        assert!(kind("c").unverified());
+        let (_, errors) = Catalog::load([("d.toml", "kind='d'\nrecorded=['']")]);
+        assert_eq!(errors.len(), 1, "an empty version is rejected: {errors:?}");
     }
 
     #[test]

@@ -40,6 +40,11 @@ pub struct RawManifest {
     pub hooks: Option<RawHooks>,
     /// Settling.
     pub timing: Option<RawTiming>,
+    /// CLI versions this kind's rules were proven on: each has recordings under
+    /// `tests/fixtures/<kind>/<version>/` (a test checks the list against the directory).
+    /// Empty: the rules are unverified.
+    #[serde(default)]
+    pub recorded: Vec<String>,
     /// Screen rules, in declaration order.
     #[serde(default)]
     pub screen: Vec<RawRule>,

@@ -466,6 +466,7 @@ mod tests {
             since: String::new(),
             generation: 1,
             hooked: false,
+            unverified: false,
         }
     }
 

@@ -235,6 +235,7 @@ mod tests {
             since: "2025-01-01T00:00:00.000Z".into(),
             generation: 1,
             hooked: false,
+            unverified: false,
         }
     }
 
