@@ -290,3 +290,65 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
         String::new,
     );
 }
+
+#[test]
+fn typing_into_a_run_pane_sees_it_and_keeps_its_notifications_quiet() {
+    use support::fake_claude::fake_claude;
+    use support::pty::Outer;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let out = dir.path().join("n.jsonl");
+    settings(dir.path(), &exec_to(&out, "[\"blocked\"]", ""));
+    let served = Served::start_in(dir.path(), 50);
+    let socket = served.socket.display().to_string();
+    let state_dir = dir.path().join("state").display().to_string();
+    let claude = bin.join("claude").display().to_string();
+    let mut pty = Outer::start(
+        &[support::LOOKOUT, "run", "--pane", "typed", "--", &claude],
+        100,
+        30,
+        &[("LOOKOUT_SOCKET", &socket), ("XDG_STATE_HOME", &state_dir)],
+    );
+    let mut client = served.client();
+    let get = |client: &mut Client| client.call("agent.get", json!({"pane": "typed"})).ok();
+    wait_until(
+        "the pane",
+        || get(&mut client).is_some_and(|s| s["kind"] == "claude"),
+        || pty.text(),
+    );
+    // A turn ends unread (told by a hook: nothing typed yet); the person types the next prompt.
+    announce(&mut client, "typed", "t:claude");
+    report(&mut client, "typed", 1, "working");
+    report(&mut client, "typed", 2, "done");
+    wait_until(
+        "done, unread",
+        || get(&mut client).is_some_and(|s| s["lifecycle"] == "done" && s["unread"] == true),
+        || pty.text(),
+    );
+    pty.send(b"\r");
+    wait_until(
+        "typing clears unread",
+        || get(&mut client).is_some_and(|s| s["unread"] == false),
+        || format!("{:?}", get(&mut served.client())),
+    );
+    // The person types the key that makes it ask: they are looking at it, no notification.
+    pty.type_line("b");
+    wait_until(
+        "blocked",
+        || get(&mut client).is_some_and(|s| s["lifecycle"] == "blocked"),
+        || pty.text(),
+    );
+    agent(&mut client, "elsewhere");
+    report(&mut client, "elsewhere", 1, "blocked");
+    wait_until(
+        "the sentinel's notification",
+        || !lines(&out).is_empty(),
+        String::new,
+    );
+    assert!(
+        lines(&out).iter().all(|n| n["pane"] != "typed"),
+        "notified for the pane being typed into: {:?}",
+        lines(&out)
+    );
+    pty.type_line("q");
+}

@@ -26,6 +26,8 @@ const BATCH: Duration = Duration::from_millis(50);
 const PROBE_EVERY: Duration = Duration::from_millis(500);
 /// Output waiting for the server beyond this is replaced by a repaint of the current screen.
 const MAX_BATCH: usize = 1 << 20;
+/// How often typing is reported (`pane.input`: the person is at this pane).
+const TYPED_EVERY: Duration = Duration::from_secs(1);
 /// How long a quiet pane goes without asking whether its server is still there.
 const PING_EVERY: Duration = Duration::from_secs(2);
 /// How often a lost server is looked for again.
@@ -57,6 +59,7 @@ pub struct Registration {
 
 enum Message {
     Output(Vec<u8>),
+    Input,
     Resize(u16, u16),
     Exited,
 }
@@ -93,6 +96,11 @@ impl Link {
         let _ = self.tx.send(Message::Output(bytes.to_vec()));
     }
 
+    /// The person typed into the pane.
+    pub fn input(&self) {
+        let _ = self.tx.send(Message::Input);
+    }
+
     /// The PTY is now `rows` × `cols`.
     pub fn resize(&self, rows: u16, cols: u16) {
         let _ = self.tx.send(Message::Resize(rows, cols));
@@ -127,6 +135,10 @@ struct Line {
     retry_at: Instant,
     /// When the server last answered: an idle pane pings, so a lost server is noticed.
     answered_at: Instant,
+    /// When `pane.input` was last sent.
+    typed_at: Option<Instant>,
+    /// Keys arrived that `pane.input` has not told about yet.
+    typing: bool,
 }
 
 impl Line {
@@ -143,6 +155,8 @@ impl Line {
             batch: Vec::new(),
             retry_at: Instant::now(),
             answered_at: Instant::now(),
+            typed_at: None,
+            typing: false,
         }
     }
 
@@ -247,6 +261,16 @@ impl Line {
         }
     }
 
+    /// Tells the server the person typed, at most once a second (keys come in bursts), and the
+    /// last burst always.
+    fn typed(&mut self) {
+        if self.typing && self.typed_at.is_none_or(|at| at.elapsed() >= TYPED_EVERY) {
+            self.typing = false;
+            self.typed_at = Some(Instant::now());
+            self.call("pane.input", json!({ "pane": self.reg.pane }));
+        }
+    }
+
     /// Sends everything in order until the child exits or the sender is dropped.
     fn forward(&mut self, rx: &Receiver<Message>) {
         let mut flush_at: Option<Instant> = None;
@@ -262,6 +286,10 @@ impl Line {
                         self.batch = self.repaint();
                     }
                     flush_at.get_or_insert_with(|| Instant::now() + BATCH);
+                }
+                Ok(Message::Input) => {
+                    self.typing = true;
+                    self.typed();
                 }
                 Ok(Message::Resize(rows, cols)) => {
                     self.flush();
@@ -292,6 +320,7 @@ impl Line {
             }
             if probe_at <= now {
                 probe_at = now + PROBE_EVERY;
+                self.typed();
                 if self.client.is_none() && self.retry_at <= now {
                     self.connect();
                 } else if now.duration_since(self.answered_at) >= PING_EVERY {

@@ -93,8 +93,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::from(status.shell_code()))
 }
 
-/// Hands the pane's traffic to the [`Link`]: output → `pane.feed`, resizes → `pane.resize`, exit →
-/// `pane.process exited`. Input and markers are not the server's business.
+/// Hands the pane's traffic to the [`Link`]: output → `pane.feed`, resizes → `pane.resize`, typing →
+/// `pane.input`, exit → `pane.process exited`. Markers are not the server's business.
 struct ServerSink {
     link: Option<Link>,
 }
@@ -105,7 +105,12 @@ impl PaneSink for ServerSink {
             link.output(bytes);
         }
     }
-    fn input(&mut self, _at: Duration, _bytes: &[u8]) {}
+    fn input(&mut self, _at: Duration, _bytes: &[u8]) {
+        // The person typed here: the pane is seen, and in view for notifications.
+        if let Some(link) = &self.link {
+            link.input();
+        }
+    }
     fn resized(&mut self, _at: Duration, cols: u16, rows: u16) {
         if let Some(link) = &self.link {
             link.resize(rows, cols);

@@ -19,8 +19,8 @@ use serde_json::{Value, json};
 use settings::{Rule, Settings, Trigger, glob};
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 /// One tick's lifecycle events, each with the pane's state after the tick.
@@ -31,11 +31,18 @@ const QUEUE: usize = 64;
 /// How often settings are re-read and reminders are due.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
 
+/// How long typing into a pane counts as looking at it.
+const TYPED_IN_VIEW: Duration = Duration::from_secs(5);
+
+/// When the person last typed into each pane (`pane.input`).
+type Typed = Arc<Mutex<HashMap<String, Instant>>>;
+
 /// The tick's end of the notifier.
 #[derive(Debug, Clone)]
 pub struct Notifier {
     tx: Sender<Batch>,
     reload: Arc<AtomicBool>,
+    typed: Typed,
 }
 
 impl Notifier {
@@ -53,6 +60,14 @@ impl Notifier {
     pub fn reload(&self) {
         self.reload.store(true, Ordering::Relaxed);
     }
+
+    /// The person typed into `pane`: it is in view for a few seconds.
+    pub fn typed(&self, pane: &str) {
+        if let Ok(mut typed) = self.typed.lock() {
+            typed.retain(|_, at| at.elapsed() < TYPED_IN_VIEW);
+            typed.insert(pane.to_owned(), Instant::now());
+        }
+    }
 }
 
 /// Starts the notifier: settings from `config` (re-read when it changes), the dedupe mark in
@@ -60,7 +75,9 @@ impl Notifier {
 pub fn start(config: Option<PathBuf>, state_dir: PathBuf) -> std::io::Result<Notifier> {
     let (tx, rx) = crossbeam_channel::bounded(QUEUE);
     let reload = Arc::new(AtomicBool::new(true));
+    let typed = Typed::default();
     let mut worker = Worker {
+        typed: typed.clone(),
         config,
         mark: state_dir.join("notified-seq"),
         settings: Settings::default(),
@@ -71,7 +88,7 @@ pub fn start(config: Option<PathBuf>, state_dir: PathBuf) -> std::io::Result<Not
     std::thread::Builder::new()
         .name("lookout-notify".into())
         .spawn(move || worker.run(&rx))?;
-    Ok(Notifier { tx, reload })
+    Ok(Notifier { tx, reload, typed })
 }
 
 /// A pane that is blocked: since when, its last state, and how many reminders went out.
@@ -89,6 +106,7 @@ struct Worker {
     loaded: Option<Option<SystemTime>>,
     blocked: HashMap<String, Blocked>,
     reload: Arc<AtomicBool>,
+    typed: Typed,
 }
 
 impl Worker {
@@ -211,11 +229,24 @@ impl Worker {
             if !rule.on.contains(&trigger) || !applies(rule, state) {
                 continue;
             }
-            if !rule.focused && *focused.get_or_insert_with(|| sinks::is_focused(&state.pane)) {
+            if !rule.focused && *focused.get_or_insert_with(|| self.in_view(&state.pane)) {
                 continue;
             }
             sinks::deliver(rule, state, body);
         }
+    }
+}
+
+impl Worker {
+    /// Whether the person is looking at `pane`: typed into it just now, or a tmux client shows it.
+    fn in_view(&self, pane: &str) -> bool {
+        let typed = self
+            .typed
+            .lock()
+            .ok()
+            .and_then(|t| t.get(pane).copied())
+            .is_some_and(|at| at.elapsed() < TYPED_IN_VIEW);
+        typed || sinks::is_focused(pane)
     }
 }
 

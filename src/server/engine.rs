@@ -166,6 +166,14 @@ impl Engine {
             Request::PaneClose(pane) => self.close(&pane),
             Request::PaneList => Ok(self.snapshot()),
             Request::ServerInfo => Ok(self.info()),
+            Request::PaneInput(pane) => {
+                if let Some(notifier) = &self.notifier {
+                    notifier.typed(&pane);
+                }
+                panes::seen(&mut self.world, &pane)
+                    .map(|()| json!({}))
+                    .map_err(|_| WireError::unknown_pane(&pane))
+            }
             Request::ServerStop => {
                 crate::server::conn::ServerLock::mark_stopped(&self.identity.socket);
                 peer.reply(&id, Ok(json!({})));

@@ -34,6 +34,7 @@ pub const FEATURES: &[&str] = &[
     "agent.wait",
     "subscribe",
     "mirror",
+    "pane.input",
     "server.info",
     "server.stop",
     "source.attach",
@@ -186,6 +187,8 @@ pub enum Request {
     PaneProcess(PaneProcess),
     /// `pane.seen`.
     PaneSeen(String),
+    /// `pane.input`: the person typed into the pane (seen, and in view for a few seconds).
+    PaneInput(String),
     /// `pane.list`.
     PaneList,
     /// `report.session`: pane, source, session.
@@ -357,6 +360,7 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
         }
         "pane.process" => Request::PaneProcess(params(method, p)?),
         "pane.seen" => Request::PaneSeen(params::<PaneOnly>(method, p)?.pane),
+        "pane.input" => Request::PaneInput(params::<PaneOnly>(method, p)?.pane),
         "pane.list" => {
             let _: Map<String, Value> = params(method, p)?;
             Request::PaneList
