@@ -352,3 +352,78 @@ fn typing_into_a_run_pane_sees_it_and_keeps_its_notifications_quiet() {
     );
     pty.type_line("q");
 }
+
+#[test]
+fn the_terminal_sink_asks_the_panes_own_terminal_else_a_board() {
+    use support::fake_claude::fake_claude;
+    use support::pty::Outer;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    settings(
+        dir.path(),
+        "[[notify]]\nsink = \"terminal\"\non = [\"blocked\"]\nosc = 777\nfocused = true\n\
+         message = \"{pane} is {state}\"\n",
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let socket = served.socket.display().to_string();
+    let state_dir = dir.path().join("state").display().to_string();
+    let env = [
+        ("LOOKOUT_SOCKET", socket.as_str()),
+        ("XDG_STATE_HOME", state_dir.as_str()),
+        ("TMUX", ""),
+    ];
+    let claude = bin.join("claude").display().to_string();
+    let mut own = Outer::start(
+        &[support::LOOKOUT, "run", "--pane", "own", "--", &claude],
+        100,
+        30,
+        &env,
+    );
+    let board = Outer::start(&[support::LOOKOUT, "watch", "--no-tmux"], 100, 30, &env);
+    let mut client = served.client();
+    wait_until(
+        "the run pane",
+        || {
+            client
+                .call("agent.get", json!({"pane": "own"}))
+                .is_ok_and(|s| s["kind"] == "claude")
+        },
+        || own.text(),
+    );
+    // Both terminals listen (the run pane for itself, the board for the rest).
+    wait_until(
+        "two listeners",
+        || {
+            client
+                .call("server.info", json!({}))
+                .is_ok_and(|i| i["listeners"] == 2)
+        },
+        || format!("{:?}", served.client().call("server.info", json!({}))),
+    );
+    own.type_line("b");
+    wait_until(
+        "the run pane's own terminal shows the notification",
+        || {
+            own.text()
+                .contains("\x1b]777;notify;lookout;own is blocked\x07")
+        },
+        || format!("{:?}", own.text()),
+    );
+    assert!(
+        !board.text().contains("own is blocked"),
+        "the board does not repeat it"
+    );
+    // A pane with no terminal of its own (a tmux pane, a wire client): the board shows it.
+    agent(&mut client, "far");
+    report(&mut client, "far", 1, "blocked");
+    wait_until(
+        "the board's terminal shows it",
+        || {
+            board
+                .text()
+                .contains("\x1b]777;notify;lookout;far is blocked\x07")
+        },
+        || format!("{:?}", board.text()),
+    );
+    own.type_line("q");
+}

@@ -83,6 +83,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         marker_chord: true,
         marker_file: args.marker_file,
         answer_queries: true,
+        outer: None,
     };
     let mut sink = CastSink {
         writer,

@@ -67,6 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .push(("LOOKOUT_SOCKET".into(), socket.clone().into_os_string()));
     let spawned = spawn::spawn(&request)?;
     let (catalog, _) = Catalog::standard(&[]);
+    let pane_id = pane.clone();
     let link = Link::start(
         &socket,
         link::Registration {
@@ -81,10 +82,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     );
     let mut sink = ServerSink { link: Some(link) };
     // Terminal queries are answered only when stdin is not a terminal: then nothing else would answer.
+    let (outer_tx, outer_rx) = crossbeam_channel::bounded(16);
+    listen(socket.clone(), pane_id.clone(), outer_tx);
     let options = Options {
         marker_chord: false,
         marker_file: None,
         answer_queries: true,
+        outer: Some(outer_rx),
     };
     let status = passthrough::run(spawned, size, &options, &mut sink)?;
     if let Some(link) = sink.link.take() {
@@ -122,4 +126,36 @@ impl PaneSink for ServerSink {
             link.exited();
         }
     }
+}
+
+/// The `terminal` sink's notifications for this pane, as escape sequences for the outer terminal,
+/// from a connection of their own (re-made while the server comes and goes). Ends with the pane.
+fn listen(socket: PathBuf, pane: String, tx: crossbeam_channel::Sender<Vec<u8>>) {
+    let in_tmux = std::env::var_os("TMUX").is_some_and(|t| !t.is_empty());
+    let spawned = std::thread::Builder::new()
+        .name("lookout-listen".into())
+        .spawn(move || {
+            loop {
+                let notes = crate::server::Client::connect(&socket).and_then(|c| {
+                    c.listen(Some(&pane))
+                        .map_err(|e| std::io::Error::other(e.to_string()))
+                });
+                for note in notes.into_iter().flatten().flatten() {
+                    let osc = note["osc"]
+                        .as_u64()
+                        .and_then(|o| u16::try_from(o).ok())
+                        .unwrap_or(9);
+                    let (title, text) = (
+                        note["title"].as_str().unwrap_or("lookout"),
+                        note["text"].as_str().unwrap_or(""),
+                    );
+                    let bytes = terminal::desktop_notification(osc, title, text, in_tmux);
+                    if tx.send(bytes).is_err() {
+                        return;
+                    }
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+    drop(spawned);
 }

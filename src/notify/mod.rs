@@ -14,9 +14,10 @@ mod sinks;
 use crate::components::LifecycleState;
 use crate::event::{Change, Event};
 use crate::panes::PaneState;
+use crate::server::conn::Peer;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
 use serde_json::{Value, json};
-use settings::{Rule, Settings, Trigger, glob};
+use settings::{Rule, Settings, Sink, Trigger, glob};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,12 +38,17 @@ const TYPED_IN_VIEW: Duration = Duration::from_secs(5);
 /// When the person last typed into each pane (`pane.input`).
 type Typed = Arc<Mutex<HashMap<String, Instant>>>;
 
+/// The terminals listening for `terminal` notifications: for a pane's own terminal (`lookout
+/// run`) or a board's (no pane), most recent last.
+type Listeners = Arc<Mutex<Vec<(Option<String>, Peer)>>>;
+
 /// The tick's end of the notifier.
 #[derive(Debug, Clone)]
 pub struct Notifier {
     tx: Sender<Batch>,
     reload: Arc<AtomicBool>,
     typed: Typed,
+    listeners: Listeners,
 }
 
 impl Notifier {
@@ -61,6 +67,18 @@ impl Notifier {
         self.reload.store(true, Ordering::Relaxed);
     }
 
+    /// A terminal listens for `terminal` notifications (`notify.listen`).
+    pub fn listen(&self, pane: Option<String>, peer: Peer) {
+        if let Ok(mut listeners) = self.listeners.lock() {
+            listeners.push((pane, peer));
+        }
+    }
+
+    /// How many terminals listen (`server.info`).
+    pub fn listeners(&self) -> usize {
+        self.listeners.lock().map_or(0, |l| l.len())
+    }
+
     /// The person typed into `pane`: it is in view for a few seconds.
     pub fn typed(&self, pane: &str) {
         if let Ok(mut typed) = self.typed.lock() {
@@ -76,8 +94,10 @@ pub fn start(config: Option<PathBuf>, state_dir: PathBuf) -> std::io::Result<Not
     let (tx, rx) = crossbeam_channel::bounded(QUEUE);
     let reload = Arc::new(AtomicBool::new(true));
     let typed = Typed::default();
+    let listeners = Listeners::default();
     let mut worker = Worker {
         typed: typed.clone(),
+        listeners: listeners.clone(),
         config,
         mark: state_dir.join("notified-seq"),
         settings: Settings::default(),
@@ -88,7 +108,12 @@ pub fn start(config: Option<PathBuf>, state_dir: PathBuf) -> std::io::Result<Not
     std::thread::Builder::new()
         .name("lookout-notify".into())
         .spawn(move || worker.run(&rx))?;
-    Ok(Notifier { tx, reload, typed })
+    Ok(Notifier {
+        tx,
+        reload,
+        typed,
+        listeners,
+    })
 }
 
 /// A pane that is blocked: since when, its last state, and how many reminders went out.
@@ -107,6 +132,7 @@ struct Worker {
     blocked: HashMap<String, Blocked>,
     reload: Arc<AtomicBool>,
     typed: Typed,
+    listeners: Listeners,
 }
 
 impl Worker {
@@ -232,7 +258,37 @@ impl Worker {
             if !rule.focused && *focused.get_or_insert_with(|| self.in_view(&state.pane)) {
                 continue;
             }
-            sinks::deliver(rule, state, body);
+            match rule.sink {
+                Sink::Terminal(osc) => self.to_terminal(osc, rule, state, body),
+                _ => sinks::deliver(rule, state, body),
+            }
+        }
+    }
+
+    /// The pane's own terminal when it listens (a `lookout run` pane), else the most recent board.
+    fn to_terminal(&self, osc: u16, rule: &Rule, state: &PaneState, body: &Value) {
+        let Ok(mut listeners) = self.listeners.lock() else {
+            return;
+        };
+        let line = json!({"notify": {
+            "osc": osc,
+            "title": "lookout",
+            "text": sinks::fill(&rule.message, state, body["trigger"].as_str().unwrap_or("")),
+            "body": body,
+        }})
+        .to_string();
+        loop {
+            let own = listeners
+                .iter()
+                .rposition(|(p, _)| p.as_deref() == Some(state.pane.as_str()));
+            let Some(i) = own.or_else(|| listeners.iter().rposition(|(p, _)| p.is_none())) else {
+                return;
+            };
+            if listeners[i].1.event(line.clone()) {
+                return;
+            }
+            // That terminal is gone: the next one in line.
+            listeners.remove(i);
         }
     }
 }

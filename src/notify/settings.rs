@@ -35,6 +35,8 @@ struct RawNotify {
     focused: bool,
     #[serde(default)]
     message: Option<String>,
+    #[serde(default)]
+    osc: Option<u16>,
 }
 
 /// Where a notification goes.
@@ -48,6 +50,9 @@ pub enum Sink {
     Tmux,
     /// A BEL to the terminals of the tmux clients viewing the pane's session.
     Bell,
+    /// A desktop notification by the terminal itself (OSC 9, 777 or 99), written by the pane's own
+    /// `lookout run`, else by a `lookout watch` board.
+    Terminal(u16),
 }
 
 /// What a rule fires on.
@@ -166,10 +171,14 @@ fn rule(r: RawNotify) -> Result<Rule, (&'static str, String)> {
         }
         "tmux" => Sink::Tmux,
         "bell" => Sink::Bell,
+        "terminal" => match r.osc.unwrap_or(9) {
+            osc @ (9 | 777 | 99) => Sink::Terminal(osc),
+            other => return Err(("osc", format!("`{other}`: one of 9, 777, 99"))),
+        },
         other => {
             return Err((
                 "sink",
-                format!("`{other}`: one of exec, webhook, tmux, bell"),
+                format!("`{other}`: one of exec, webhook, tmux, bell, terminal"),
             ));
         }
     };

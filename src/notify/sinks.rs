@@ -49,6 +49,8 @@ pub fn deliver(rule: &Rule, state: &PaneState, body: &Value) {
                 Sink::Tmux => tmux_clients(&state.pane, |tmux, client, _| {
                     tmux_run(tmux, &["display-message", "-c", client, &message])
                 }),
+                // Delivered by the notifier itself, to a listening terminal.
+                Sink::Terminal(_) => Ok(()),
                 Sink::Bell => tmux_clients(&state.pane, |_, _, tty| {
                     std::fs::OpenOptions::new()
                         .write(true)
@@ -70,7 +72,7 @@ pub fn deliver(rule: &Rule, state: &PaneState, body: &Value) {
 }
 
 /// `{pane}`, `{kind}`, `{state}`, `{labels}` filled in.
-fn fill(template: &str, state: &PaneState, trigger: &str) -> String {
+pub fn fill(template: &str, state: &PaneState, trigger: &str) -> String {
     template
         .replace("{pane}", &state.pane)
         .replace("{kind}", state.kind.as_deref().unwrap_or("-"))

@@ -43,6 +43,8 @@ pub struct Options {
     pub marker_file: Option<PathBuf>,
     /// When stdin is not a terminal, answer the child's terminal queries (see `queries`).
     pub answer_queries: bool,
+    /// Bytes lookout writes to the outer terminal between the child's output (notifications).
+    pub outer: Option<crossbeam_channel::Receiver<Vec<u8>>>,
 }
 
 /// How often the loop checks for child exit and marker-file lines when nothing else happens.
@@ -75,6 +77,9 @@ pub fn run(
     let (tx, rx) = crossbeam_channel::bounded(QUEUE);
     let signal_handle = pumps::signals(tx.clone())?;
     pumps::output(spawned.reader, tx.clone())?;
+    if let Some(outer) = options.outer.clone() {
+        pumps::outer(outer, tx.clone());
+    }
     pumps::stdin(tx);
     let typist = pumps::writer(spawned.writer)?;
     let mut state = Loop {
@@ -129,6 +134,10 @@ impl Loop<'_> {
                 Ok(Message::Stdin(bytes)) => self.on_stdin(&bytes),
                 Ok(Message::Output(bytes)) => self.on_output(&bytes),
                 Ok(Message::Signal(signal)) => self.on_signal(signal),
+                Ok(Message::Outer(bytes)) => {
+                    let mut stdout = io::stdout().lock();
+                    let _ = stdout.write_all(&bytes).and_then(|()| stdout.flush());
+                }
                 // Usually the child just exited; check now rather than a tick later. If it only closed
                 // its terminal, keep handling signals and stdin until it exits.
                 Ok(Message::OutputClosed) => {
@@ -160,7 +169,7 @@ impl Loop<'_> {
             match message {
                 Message::Output(bytes) => self.on_output(&bytes),
                 Message::OutputClosed => return,
-                Message::Stdin(_) | Message::Signal(_) => {}
+                Message::Stdin(_) | Message::Signal(_) | Message::Outer(_) => {}
             }
         }
     }

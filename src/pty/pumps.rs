@@ -20,6 +20,8 @@ pub(crate) enum Message {
     OutputClosed,
     /// A signal lookout received (a `signal_hook::consts` number).
     Signal(i32),
+    /// Bytes for the outer terminal from lookout itself (a desktop notification).
+    Outer(Vec<u8>),
 }
 
 /// The signals the loop handles: resize, suspend/continue, and the ones that would otherwise kill
@@ -118,4 +120,19 @@ pub(crate) fn signals(tx: Sender<Message>) -> io::Result<Handle> {
             }
         })?;
     Ok(handle)
+}
+
+/// Forwards bytes lookout itself writes to the outer terminal into the loop, so they never land in
+/// the middle of the child's own escape sequences.
+pub(crate) fn outer(rx: Receiver<Vec<u8>>, tx: Sender<Message>) {
+    let spawned = thread::Builder::new()
+        .name("lookout-outer".into())
+        .spawn(move || {
+            for bytes in rx {
+                if tx.send(Message::Outer(bytes)).is_err() {
+                    return;
+                }
+            }
+        });
+    drop(spawned);
 }

@@ -86,3 +86,29 @@ impl Drop for RawModeGuard {
         let _ = self.restore();
     }
 }
+
+/// The bytes that ask the outer terminal for a desktop notification: OSC 9 (iTerm2, WezTerm,
+/// Windows Terminal, Ghostty), OSC 777 (foot, WezTerm, urxvt) or OSC 99 (kitty). Inside tmux the
+/// sequence is wrapped for tmux's passthrough (`allow-passthrough on`). Control characters in the
+/// text are dropped: they would end the sequence early.
+pub fn desktop_notification(osc: u16, title: &str, text: &str, in_tmux: bool) -> Vec<u8> {
+    let clean = |s: &str| s.chars().filter(|c| !c.is_control()).collect::<String>();
+    let (title, text) = (clean(title).replace(';', ","), clean(text));
+    let sequence = match osc {
+        777 => format!("\x1b]777;notify;{title};{text}\x07"),
+        99 => format!("\x1b]99;;{text}\x1b\\"),
+        _ => format!("\x1b]9;{text}\x07"),
+    };
+    if !in_tmux {
+        return sequence.into_bytes();
+    }
+    let mut wrapped = b"\x1bPtmux;".to_vec();
+    for b in sequence.bytes() {
+        if b == 0x1b {
+            wrapped.push(0x1b);
+        }
+        wrapped.push(b);
+    }
+    wrapped.extend_from_slice(b"\x1b\\");
+    wrapped
+}

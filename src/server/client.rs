@@ -131,8 +131,20 @@ impl Client {
             Events {
                 reader: self.reader,
                 done: false,
+                key: "event",
             },
         ))
+    }
+
+    /// Listens for the server's notifications meant for this terminal (`notify.listen`): for
+    /// `pane`'s own terminal, or for a board (`None`). Yields each `{"title","text",…}`.
+    pub fn listen(mut self, pane: Option<&str>) -> Result<Events, ClientError> {
+        self.call("notify.listen", json!({ "pane": pane }))?;
+        Ok(Events {
+            reader: self.reader,
+            done: false,
+            key: "notify",
+        })
     }
 }
 
@@ -150,11 +162,13 @@ pub fn snapshot(result: Value) -> Result<(u64, Vec<PaneState>), ClientError> {
     Ok((seq, panes))
 }
 
-/// The event stream of a subscription.
+/// The event stream of a subscription (or the notifications of a listener).
 #[derive(Debug)]
 pub struct Events {
     reader: BufReader<UnixStream>,
     done: bool,
+    /// The key each streamed line carries its value under.
+    key: &'static str,
 }
 
 impl Iterator for Events {
@@ -170,7 +184,7 @@ impl Iterator for Events {
                         Ok(v) => v,
                         Err(e) => return Some(Err(ClientError::Protocol(e.to_string()))),
                     };
-                    if let Some(event) = value.get_mut("event") {
+                    if let Some(event) = value.get_mut(self.key) {
                         return Some(Ok(event.take()));
                     }
                     // Responses to calls are skipped; an error without an id ends the stream.

@@ -166,6 +166,13 @@ impl Engine {
             Request::PaneClose(pane) => self.close(&pane),
             Request::PaneList => Ok(self.snapshot()),
             Request::ServerInfo => Ok(self.info()),
+            Request::NotifyListen(pane) => {
+                peer.reply(&id, Ok(json!({})));
+                if let Some(notifier) = &self.notifier {
+                    notifier.listen(pane, peer);
+                }
+                return;
+            }
             Request::PaneInput(pane) => {
                 if let Some(notifier) = &self.notifier {
                     notifier.typed(&pane);
@@ -221,6 +228,8 @@ impl Engine {
                 "panes".into(),
                 json!(self.world.resource::<PaneIndex>().0.len()),
             );
+            let listeners = self.notifier.as_ref().map_or(0, |n| n.listeners());
+            map.insert("listeners".into(), json!(listeners));
         }
         info
     }

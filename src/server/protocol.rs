@@ -35,6 +35,7 @@ pub const FEATURES: &[&str] = &[
     "subscribe",
     "mirror",
     "pane.input",
+    "notify.listen",
     "server.info",
     "server.stop",
     "source.attach",
@@ -189,6 +190,9 @@ pub enum Request {
     PaneSeen(String),
     /// `pane.input`: the person typed into the pane (seen, and in view for a few seconds).
     PaneInput(String),
+    /// `notify.listen`: stream the `terminal` sink's notifications for this pane's own terminal
+    /// (`lookout run`), or for a board (no pane).
+    NotifyListen(Option<String>),
     /// `pane.list`.
     PaneList,
     /// `report.session`: pane, source, session.
@@ -236,6 +240,13 @@ struct Empty {}
 #[derive(Deserialize)]
 struct PaneOnly {
     pane: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MaybePane {
+    #[serde(default)]
+    pane: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -361,6 +372,7 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
         "pane.process" => Request::PaneProcess(params(method, p)?),
         "pane.seen" => Request::PaneSeen(params::<PaneOnly>(method, p)?.pane),
         "pane.input" => Request::PaneInput(params::<PaneOnly>(method, p)?.pane),
+        "notify.listen" => Request::NotifyListen(params::<MaybePane>(method, p)?.pane),
         "pane.list" => {
             let _: Map<String, Value> = params(method, p)?;
             Request::PaneList

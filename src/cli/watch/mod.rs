@@ -215,6 +215,8 @@ pub fn jump(pane: &str) -> Result<(), String> {
 enum Wake {
     Keys(Vec<u8>),
     Changed,
+    /// A desktop notification for the board's terminal to show.
+    Notify(Vec<u8>),
     Quit,
 }
 
@@ -249,6 +251,7 @@ fn interactive(socket: &Path, board: &mut Board) -> anyhow::Result<()> {
     let (tx, rx) = crossbeam_channel::unbounded();
     keys(tx.clone());
     events(socket, tx.clone());
+    notes(socket, tx.clone());
     signals(tx)?;
     let screen = Screen::enter()?;
     loop {
@@ -276,6 +279,11 @@ fn wait(rx: &Receiver<Wake>, board: &mut Board) -> bool {
     };
     match wake {
         Wake::Changed => true,
+        Wake::Notify(bytes) => {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(&bytes).and_then(|()| out.flush());
+            true
+        }
         Wake::Quit => false,
         Wake::Keys(bytes) => on_keys(&bytes, board),
     }
@@ -338,6 +346,34 @@ fn events(socket: &Path, tx: Sender<Wake>) {
                 if let Ok(Ok((_, _, events))) = Client::connect(&socket).map(Client::subscribe) {
                     for _ in events {
                         if tx.send(Wake::Changed).is_err() {
+                            return;
+                        }
+                    }
+                }
+                std::thread::sleep(Duration::from_secs(1));
+            }
+        });
+}
+
+/// The `terminal` sink's notifications that fall to a board, as escape sequences for its terminal;
+/// a lost connection is retried each second.
+fn notes(socket: &Path, tx: Sender<Wake>) {
+    let socket = socket.to_path_buf();
+    let in_tmux = std::env::var_os("TMUX").is_some_and(|t| !t.is_empty());
+    let _ = std::thread::Builder::new()
+        .name("lookout-notes".into())
+        .spawn(move || {
+            loop {
+                if let Ok(Ok(notes)) = Client::connect(&socket).map(|c| c.listen(None)) {
+                    for note in notes.flatten() {
+                        let osc = note["osc"].as_u64().and_then(|o| u16::try_from(o).ok());
+                        let bytes = terminal::desktop_notification(
+                            osc.unwrap_or(9),
+                            note["title"].as_str().unwrap_or("lookout"),
+                            note["text"].as_str().unwrap_or(""),
+                            in_tmux,
+                        );
+                        if tx.send(Wake::Notify(bytes)).is_err() {
                             return;
                         }
                     }
