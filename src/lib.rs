@@ -32,6 +32,7 @@ pub fn world(catalog: Arc<Catalog>) -> World {
     world.insert_resource(Manifests(catalog));
     world.insert_resource(Clock::at(Instant::now(), SystemTime::now()));
     world.insert_resource(PaneIndex::default());
+    world.insert_resource(ScreenCells::default());
     world.insert_resource(OutputInbox::default());
     world.insert_resource(ProcessInbox::default());
     world.insert_resource(ReportInbox::default());

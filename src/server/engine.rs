@@ -270,11 +270,12 @@ impl Engine {
             restore,
         )
         .map(|_| json!({"pane": open.pane}))
-        .map_err(|_| {
-            WireError::new(
+        .map_err(|e| match e {
+            panes::OpenError::Exists => WireError::new(
                 "pane_exists",
                 format!("pane `{}` is already open", open.pane),
-            )
+            ),
+            panes::OpenError::Size(e) => WireError::size("pane.open", e),
         })
     }
 

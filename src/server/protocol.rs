@@ -6,7 +6,7 @@
 //! names documented here and in `docs/protocol.md`. A method name that is not in [`Request`] is
 //! refused with `unknown_method`, never dropped.
 
-use crate::components::LifecycleState;
+use crate::components::{LifecycleState, SizeError, check_size};
 use crate::event::{Change, Event, rfc3339};
 use crate::report::{ReportedState, TurnEndStatus};
 use base64::Engine as _;
@@ -61,6 +61,16 @@ impl WireError {
             code: code.to_owned(),
             message: message.into(),
         }
+    }
+
+    /// A refused screen size: `bad_params` for one out of bounds, `too_large` for one that does
+    /// not fit the server's screen memory (§11).
+    pub fn size(method: &str, e: SizeError) -> Self {
+        let code = match e {
+            SizeError::OutOfRange { .. } => "bad_params",
+            SizeError::OverBudget { .. } => "too_large",
+        };
+        WireError::new(code, format!("{method}: {e}"))
     }
 
     /// `unknown_pane` for `pane`.
@@ -327,12 +337,7 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
         }
         "pane.open" => {
             let open: PaneOpen = params(method, p)?;
-            if open.rows == 0 || open.cols == 0 {
-                return Err(WireError::new(
-                    "bad_request",
-                    "pane.open: `rows` and `cols` must be at least 1",
-                ));
-            }
+            check_size(open.rows, open.cols).map_err(|e| WireError::size(method, e))?;
             Request::PaneOpen(open)
         }
         "pane.close" => Request::PaneClose(params::<PaneOnly>(method, p)?.pane),
@@ -350,12 +355,7 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
         }
         "pane.resize" => {
             let r: Resize = params(method, p)?;
-            if r.rows == 0 || r.cols == 0 {
-                return Err(WireError::new(
-                    "bad_request",
-                    "pane.resize: `rows` and `cols` must be at least 1",
-                ));
-            }
+            check_size(r.rows, r.cols).map_err(|e| WireError::size(method, e))?;
             Request::PaneResize(r.pane, r.rows, r.cols)
         }
         "pane.process" => Request::PaneProcess(params(method, p)?),

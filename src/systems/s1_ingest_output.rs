@@ -27,11 +27,7 @@ pub fn ingest_output(
         let screen = &mut *screen;
         match output {
             Output::Bytes(bytes) => screen.parser.process(&bytes),
-            Output::Resize { rows, cols } => {
-                let rows = std::num::NonZeroU16::new(rows).unwrap_or(std::num::NonZeroU16::MIN);
-                let cols = std::num::NonZeroU16::new(cols).unwrap_or(std::num::NonZeroU16::MIN);
-                screen.parser.screen_mut().set_size(rows, cols);
-            }
+            Output::Resize { rows, cols } => screen.resize(rows, cols),
         }
         screen.changed_at = Some(clock.now);
         let osc = screen.parser.callbacks_mut();
