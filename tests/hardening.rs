@@ -128,3 +128,83 @@ fn replay_rejects_hostile_recordings_with_line_numbers() {
         assert!(!stderr.contains("panicked"), "{name}: {stderr}");
     }
 }
+
+/// An ordinary add-on manifest for `claude`: 20 rules in the permission dialog's region whose
+/// patterns each compile well under the per-pattern limit but together pass the set limit.
+fn big_claude_add_on() -> String {
+    let mut text = String::from("kind = \"claude\"\n");
+    for i in 0..20 {
+        text.push_str(&format!(
+            "[[screen]]\nid = \"step-{i}\"\nstate = \"working\"\nregion = \"bottom\"\nlines = 20\nregex = ['(?i)step-{i}-\\w{{20}}']\n"
+        ));
+    }
+    text
+}
+
+const PERMISSION_SCREEN: &str = "● Bash(touch approved.txt)\n  ⎿  Waiting…\n──────────────────────────────\n Bash command\n   touch approved.txt\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and always allow access\n   3. No\n Esc to cancel · Tab to amend\n";
+
+/// Item 3: with that add-on loaded, `check`, `explain`, `replay` and the server all still see the
+/// bundled permission dialog as blocked — none silently loses the rule.
+#[test]
+fn a_big_add_on_manifest_switches_no_rule_off_in_check_explain_replay_or_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifests = dir.path().join("config/lookout/manifests");
+    std::fs::create_dir_all(&manifests).expect("mkdir");
+    let add_on = manifests.join("claude-extra.toml");
+    write(&add_on, &big_claude_add_on());
+    let screen = dir.path().join("screen.txt");
+    write(&screen, PERMISSION_SCREEN);
+    let lookout = |args: &[&str]| {
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(args)
+            .env("XDG_CONFIG_HOME", dir.path().join("config"));
+        finish(cmd)
+    };
+
+    let check = lookout(&["check", add_on.to_str().expect("utf-8")]);
+    assert!(check.status.success(), "{check:?}");
+
+    let explain = lookout(&[
+        "explain",
+        "--kind",
+        "claude",
+        "--screen",
+        screen.to_str().expect("utf-8"),
+    ]);
+    let out = String::from_utf8_lossy(&explain.stdout);
+    assert!(
+        out.contains("verdict: blocked (rule permission-dialog)"),
+        "{out}"
+    );
+
+    let cast = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/approve.cast");
+    let replay = lookout(&["replay", cast.to_str().expect("utf-8")]);
+    let out = String::from_utf8_lossy(&replay.stdout);
+    assert!(replay.status.success(), "a marker went wrong:\n{out}");
+
+    let s = Served::start_in(dir.path(), 50);
+    let mut c = s.client();
+    c.call(
+        "pane.open",
+        json!({"pane": "p", "rows": 24, "cols": 80, "kind": "claude"}),
+    )
+    .expect("open");
+    let data = base64(PERMISSION_SCREEN.replace('\n', "\r\n").as_bytes());
+    c.call("pane.feed", json!({"pane": "p", "data": data}))
+        .expect("feed");
+    wait_until(
+        "the server to read the permission dialog as blocked",
+        || lifecycle(&mut s.client(), "p") == "blocked",
+        || {
+            format!(
+                "{:?}",
+                s.client().call("agent.explain", json!({"pane": "p"}))
+            )
+        },
+    );
+}
+
+fn base64(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

@@ -6,7 +6,7 @@
 use super::error::{ManifestError, ManifestErrorKind as K};
 use super::raw::{OneOrMany, RawManifest, RawRule};
 use super::{HookPolicy, Region, RuleState};
-use regex::{Regex, RegexBuilder};
+use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use std::time::Duration;
 
 const MAX_FILE_BYTES: usize = 256 * 1024;
@@ -15,6 +15,8 @@ const MAX_PATTERNS: usize = 32;
 const MAX_PATTERN_CHARS: usize = 1024;
 /// Compiled-size cap per regex: a hostile pattern fails to compile instead of eating memory.
 const REGEX_SIZE_LIMIT: usize = 1 << 20;
+/// Compiled-size cap of one kind × region's combined set.
+const SET_SIZE_LIMIT: usize = 16 << 20;
 
 /// A validated manifest file, ready to be merged into a catalog.
 #[derive(Debug)]
@@ -274,6 +276,16 @@ pub fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
         .multi_line(true)
         .size_limit(REGEX_SIZE_LIMIT)
         .build()
+}
+
+/// The combined set of a kind × region, or `None` when it compiles past its size limit (every
+/// pattern compiled alone already; the matcher then checks that region's rules one by one).
+pub fn build_set(patterns: &[String]) -> Option<RegexSet> {
+    RegexSetBuilder::new(patterns)
+        .multi_line(true)
+        .size_limit(SET_SIZE_LIMIT)
+        .build()
+        .ok()
 }
 
 /// Rewrites `\b`/`\B` to their ASCII forms (§10): a Unicode word boundary makes a scan over
