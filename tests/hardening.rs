@@ -208,3 +208,152 @@ fn base64(bytes: &[u8]) -> String {
     use base64::Engine as _;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
+
+/// A `lookout serve` of our own with a chosen database, its log in `dir/serve.log`.
+fn serve_with_db(dir: &Path, db: &Path) -> Served {
+    let socket = dir.join("run").join("lookout.sock");
+    let mirror = dir.join("mirror");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("serve.log"))
+        .expect("log");
+    let child = Command::new(LOOKOUT)
+        .args(["serve", "--tick-ms", "50", "--socket"])
+        .arg(&socket)
+        .arg("--db")
+        .arg(db)
+        .arg("--mirror-dir")
+        .arg(&mirror)
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .env("XDG_STATE_HOME", dir.join("state"))
+        .stdin(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .expect("start lookout serve");
+    let served = Served {
+        dir: dir.to_owned(),
+        socket,
+        db: db.to_owned(),
+        mirror,
+        child,
+        tick_ms: 50,
+    };
+    wait_until(
+        "the server's socket to accept",
+        || std::os::unix::net::UnixStream::connect(&served.socket).is_ok(),
+        || log_of(dir),
+    );
+    served
+}
+
+fn log_of(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("serve.log")).unwrap_or_default()
+}
+
+/// A small tmpfs (a disk that can be filled), unmounted on drop.
+struct Tmpfs(std::path::PathBuf);
+
+impl Tmpfs {
+    fn mount(at: &Path, size: &str) -> Option<Tmpfs> {
+        std::fs::create_dir_all(at).ok()?;
+        let ok = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(at)
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Tmpfs(at.to_owned()))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// Fills the file system holding `path` until a write fails.
+fn fill(path: &Path) {
+    use std::io::Write as _;
+    let mut f = std::fs::File::create(path).expect("filler");
+    let chunk = vec![0u8; 4096];
+    while f.write_all(&chunk).and_then(|()| f.sync_all()).is_ok() {}
+}
+
+fn state_report(c: &mut lookout::server::Client, seq: u64, state: &str) -> String {
+    code(&c.call(
+        "report.state",
+        json!({"pane": "p", "source": "hook:claude", "seq": seq, "state": state}),
+    ))
+}
+
+/// Item 2: on a full disk a report is answered `storage` (not `applied`), no event goes out
+/// unstored, `pane.list`/`status` and the log say so; when the disk has room again the held
+/// events are stored and published in order, and after kill -9 no number is reused.
+#[test]
+fn a_report_is_acknowledged_only_once_stored_and_a_full_disk_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let Some(disk) = Tmpfs::mount(&dir.path().join("disk"), "2m") else {
+        println!("skipped: cannot mount a tmpfs here (needs root); no full disk to test on");
+        return;
+    };
+    let db = disk.0.join("lookout.db");
+    let mut s = serve_with_db(dir.path(), &db);
+    let mut c = s.client();
+    open_with(&mut c, "p", &["claude"]);
+    announce(&mut c, "p", "hook:claude");
+    assert_eq!(state_report(&mut c, 1, "working"), "ok");
+    let (seq0, _, mut events) = s.client().subscribe().expect("subscribe");
+
+    fill(&disk.0.join("filler"));
+    let mut seq = 1;
+    let refused = (0..20).any(|i| {
+        seq += 1;
+        state_report(&mut c, seq, if i % 2 == 0 { "blocked" } else { "working" }) == "storage"
+    });
+    assert!(refused, "a report on a full disk was acknowledged");
+    let list = c.call("pane.list", json!({})).expect("pane.list");
+    assert_eq!(list["storage"]["ok"], false, "{list}");
+    let status = s.command(&["status"]).output().expect("status");
+    assert!(
+        String::from_utf8_lossy(&status.stderr).contains("cannot store"),
+        "{status:?}"
+    );
+    assert!(
+        log_of(dir.path()).contains("answered `storage`"),
+        "{}",
+        log_of(dir.path())
+    );
+
+    std::fs::remove_file(disk.0.join("filler")).expect("free the disk");
+    wait_until(
+        "the server to store again",
+        || {
+            c.call("pane.list", json!({}))
+                .is_ok_and(|l| l["storage"]["ok"] == true)
+        },
+        || log_of(dir.path()),
+    );
+    seq += 1;
+    assert_eq!(state_report(&mut c, seq, "done"), "ok");
+    // Every event, held or not, arrives once, in order, numbered on from the snapshot.
+    let mut last = seq0;
+    let mut saw_done = false;
+    while !saw_done {
+        let event = events.next().expect("an event").expect("event");
+        assert_eq!(event["seq"], last + 1, "{event}");
+        last += 1;
+        saw_done = event["to"] == "done";
+    }
+    s.kill9();
+    let s = serve_with_db(dir.path(), &db);
+    let after = s.client().call("pane.list", json!({})).expect("list");
+    let stored = after["seq"].as_u64().expect("seq");
+    assert!(
+        stored >= last,
+        "event {last} was published but the restarted server numbers on from {stored}"
+    );
+    drop(s);
+    drop(disk);
+}

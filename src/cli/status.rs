@@ -42,6 +42,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             crate::cli::report::log_path().display()
         );
     }
+    if let Some(storage) = result.get("storage").filter(|s| s["ok"] == false) {
+        eprintln!(
+            "lookout: warning: the server cannot store its state ({}); reports are not acknowledged until it can",
+            storage["error"].as_str().unwrap_or("unknown reason")
+        );
+    }
     let (_, panes) = snapshot(result)?;
     println!(
         "{:<24} {:<10} {:<9} {:<10} {:<24} {:<24} RULES",

@@ -63,6 +63,11 @@ pub struct Engine {
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
     /// blocks its agent until it is answered.
     report_due: Option<Instant>,
+    /// Events numbered by ticks whose transaction did not commit, oldest first: held back from
+    /// subscribers and waiters, and written again by every tick until the store commits.
+    unstored: Vec<Event>,
+    /// Why the store last failed to commit; `None` while it commits.
+    storage_error: Option<String>,
 }
 
 /// How long an early tick waits to batch reports that arrive together.
@@ -90,6 +95,8 @@ impl Engine {
             waiters: Waiters::default(),
             notifier: None,
             report_due: None,
+            unstored: Vec::new(),
+            storage_error: None,
         }
     }
 
@@ -205,8 +212,13 @@ impl Engine {
     }
 
     fn snapshot(&self) -> Value {
-        let seq = self.world.resource::<EventCounter>().0.0;
-        json!({"seq": seq, "panes": panes::states(&self.world)})
+        // The last event anyone may have seen: numbers held back unstored are not yet given out.
+        let seq = self.world.resource::<EventCounter>().0.0 - self.unstored.len() as u64;
+        let storage = match &self.storage_error {
+            None => json!({"ok": true}),
+            Some(e) => json!({"ok": false, "error": e, "unstored_events": self.unstored.len()}),
+        };
+        json!({"seq": seq, "panes": panes::states(&self.world), "storage": storage})
     }
 
     fn info(&self) -> Value {
@@ -288,19 +300,28 @@ impl Engine {
         Ok(json!({}))
     }
 
-    /// One tick: mirror files in, the schedule, answers out, one transaction, events out.
+    /// One tick: mirror files in, the schedule, one transaction, then answers and events out —
+    /// only what committed is acknowledged or published (issue 13).
     pub fn tick(&mut self) {
-        self.ingest_mirror();
+        // While the store fails, mirror files wait on disk instead of being taken and lost.
+        if self.storage_error.is_none() {
+            self.ingest_mirror();
+        }
         // Everything queued so far, mirrored reports included, is decided by this tick.
         self.report_due = None;
         *self.world.resource_mut::<Clock>() = Clock::at(Instant::now(), SystemTime::now());
         self.world.run_schedule(crate::Tick);
         let outbox = self.world.resource::<EventOutbox>().clone();
-        let events: Vec<Event> = outbox.events().try_iter().collect();
-        self.persist(&events);
+        self.unstored.extend(outbox.events().try_iter());
+        let stored = self.persist();
         for (ticket, answer) in outbox.answers().try_iter() {
-            self.answer(ticket, answer);
+            self.answer(ticket, answer, stored);
         }
+        if !stored {
+            self.waiters.expire(Instant::now());
+            return;
+        }
+        let events = std::mem::take(&mut self.unstored);
         if !events.is_empty() {
             let lines: Vec<String> = events.iter().map(event_line).collect();
             self.subscribers
@@ -322,11 +343,20 @@ impl Engine {
         self.waiters.expire(Instant::now());
     }
 
-    fn answer(&mut self, ticket: Ticket, answer: Answer) {
+    fn answer(&mut self, ticket: Ticket, answer: Answer, stored: bool) {
         let Some(Pending { id, peer, session }) = self.pending.remove(&ticket) else {
             return;
         };
         let result = match answer {
+            Answer::Applied { .. } if !stored => Err(WireError::new(
+                "storage",
+                format!(
+                    "the report was applied in memory but not stored: {}; it is not acknowledged, and lookout stores it once the database commits again",
+                    self.storage_error
+                        .as_deref()
+                        .unwrap_or("the database cannot commit")
+                ),
+            )),
             Answer::Applied { .. } if session => Ok(json!({})),
             Answer::Applied { changed } => Ok(json!({"applied": true, "changed": changed})),
             Answer::Refused(r) => Err(WireError::new(r.code.code(), r.message)),
@@ -376,10 +406,13 @@ impl Engine {
         }
     }
 
-    fn persist(&mut self, events: &[Event]) {
+    /// Writes every unstored event and the rows of the panes they touched in one transaction;
+    /// true when it committed (or there is no store). Logs when the store starts and stops failing.
+    fn persist(&mut self) -> bool {
         let Some(store) = self.store.as_mut() else {
-            return;
+            return true;
         };
+        let events = &self.unstored;
         let touched: BTreeSet<&str> = events.iter().map(|e| &*e.pane).collect();
         let index = self.world.resource::<PaneIndex>();
         let mut rows = Vec::new();
@@ -405,9 +438,28 @@ impl Engine {
                 });
             }
         }
-        // One bad write never stops the tick: the state stays in memory and the next tick retries its own.
-        if let Err(e) = store.write_tick(events, &rows) {
-            eprintln!("lookout: {e}");
+        // One bad write never stops the tick: the state stays in memory, its events are held, and
+        // the next tick writes them again.
+        match store.write_tick(events, &rows) {
+            Ok(()) => {
+                if self.storage_error.take().is_some() {
+                    eprintln!(
+                        "lookout: the database commits again; {} held event(s) stored",
+                        events.len()
+                    );
+                }
+                true
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                if self.storage_error.as_deref() != Some(&reason) {
+                    eprintln!(
+                        "lookout: {reason}; reports are answered `storage` and events held until it commits"
+                    );
+                }
+                self.storage_error = Some(reason);
+                false
+            }
         }
     }
 }

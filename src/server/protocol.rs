@@ -48,7 +48,7 @@ pub const MAX_LINE: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireError {
     /// A stable code (`unknown_method`, `bad_request`, `unknown_pane`, `too_large`, `timeout`,
-    /// `pane_exists`, `too_slow`, or a report refusal code).
+    /// `pane_exists`, `too_slow`, `storage`, or a report refusal code).
     pub code: String,
     /// What a person can do about it.
     pub message: String,
