@@ -357,3 +357,31 @@ fn a_report_is_acknowledged_only_once_stored_and_a_full_disk_says_so() {
     drop(s);
     drop(disk);
 }
+
+/// Item 10: a second server on the same database is refused, naming the holder's pid; the first
+/// keeps serving and its log stays its own.
+#[test]
+fn a_second_server_on_one_database_is_refused_naming_the_holder() {
+    let (dir, s) = served(50);
+    let mut c = s.client();
+    open_with(&mut c, "p", &["claude"]);
+    let second = finish({
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(["serve", "--socket"])
+            .arg(dir.path().join("other.sock"))
+            .arg("--db")
+            .arg(&s.db)
+            .arg("--mirror-dir")
+            .arg(dir.path().join("other-mirror"))
+            .env("XDG_CONFIG_HOME", dir.path().join("config"));
+        cmd
+    });
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!("pid {}", s.child.id())),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("other.sock").exists());
+    assert_eq!(lifecycle(&mut c, "p"), "idle");
+}

@@ -12,6 +12,7 @@
 
 pub mod client;
 pub mod conn;
+pub mod dblock;
 pub mod engine;
 mod handlers;
 pub mod mirror;
@@ -146,6 +147,8 @@ pub enum ServeError {
     Socket(PathBuf, std::io::Error),
     /// The database could not be opened.
     Store(store::StoreError),
+    /// Another server holds the database.
+    Locked(dblock::LockError),
     /// A thread could not be started.
     Thread(std::io::Error),
 }
@@ -162,6 +165,7 @@ impl std::fmt::Display for ServeError {
             }
             ServeError::Socket(p, e) => write!(f, "cannot listen on {}: {e}", p.display()),
             ServeError::Store(e) => write!(f, "{e}"),
+            ServeError::Locked(e) => write!(f, "{e}"),
             ServeError::Thread(e) => write!(f, "cannot start a thread: {e}"),
         }
     }
@@ -176,6 +180,8 @@ pub struct Server {
     _lock: conn::ServerLock,
     notifier: crate::notify::Notifier,
     engine: engine::Engine,
+    /// Held for the server's life: no second server writes this database.
+    db_lock: Option<dblock::DbLock>,
     stop_tx: Sender<()>,
     stop_rx: crossbeam_channel::Receiver<()>,
 }
@@ -195,14 +201,19 @@ impl Server {
     /// Binds the socket, opens the database and builds the world. Manifest errors are returned
     /// for the caller to print as warnings; the manifests that loaded are used.
     pub fn bind(config: Config) -> Result<(Server, Vec<ManifestError>), ServeError> {
-        let store = match &config.db {
+        let (store, db_lock) = match &config.db {
             Some(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
                     let _ = std::fs::create_dir_all(dir);
                 }
-                Some(store::Store::open(path).map_err(ServeError::Store)?)
+                // The lock before the first read: a second server must not even migrate it.
+                let lock = dblock::lock(path).map_err(ServeError::Locked)?;
+                (
+                    Some(store::Store::open(path).map_err(ServeError::Store)?),
+                    Some(lock),
+                )
             }
-            None => None,
+            None => (None, None),
         };
         let (catalog, errors) = Catalog::standard(&config.manifests);
         // Bound last, so a client that can connect finds a server ready to answer.
@@ -239,6 +250,7 @@ impl Server {
                 _lock: lock,
                 notifier,
                 engine,
+                db_lock,
                 stop_tx,
                 stop_rx,
             },
@@ -262,6 +274,7 @@ impl Server {
             config,
             listener,
             mut engine,
+            db_lock,
             stop_rx,
             stop_tx,
             _lock,
@@ -283,6 +296,7 @@ impl Server {
         let _ = std::fs::remove_file(&config.socket);
         // No request reaches the world any more, so a source's last call fails fast and it cleans up.
         sources.stop_all(Duration::from_secs(3));
+        drop(db_lock);
         Ok(())
     }
 
