@@ -385,3 +385,245 @@ fn a_second_server_on_one_database_is_refused_naming_the_holder() {
     assert!(!dir.path().join("other.sock").exists());
     assert_eq!(lifecycle(&mut c, "p"), "idle");
 }
+
+/// A uid other than ours for "another local user" tests, or `None` (printed) when we cannot
+/// switch uid. Varies per test process so parallel runs do not share `/tmp/lookout-<uid>`.
+fn other_uid(test: &str) -> Option<u32> {
+    if !nix::unistd::getuid().is_root() {
+        println!("skipped {test}: not root, cannot act as another user");
+        return None;
+    }
+    Some(60_000 + std::process::id() % 1000)
+}
+
+fn chown(path: &Path, uid: u32) {
+    std::os::unix::fs::chown(path, Some(uid), Some(uid)).expect("chown");
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// `lookout serve` as `uid` with no runtime directory (the shared-temp fallback socket).
+fn serve_as(uid: u32, home: &Path) -> Command {
+    use std::os::unix::process::CommandExt as _;
+    let mut cmd = Command::new(LOOKOUT);
+    cmd.args(["serve", "--no-db", "--mirror-dir"])
+        .arg(home.join("mirror"))
+        .env_remove("XDG_RUNTIME_DIR")
+        .env_remove("LOOKOUT_SOCKET")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("config"))
+        .env("XDG_STATE_HOME", home.join("state"))
+        .uid(uid)
+        .gid(uid);
+    cmd
+}
+
+/// Item 4: without `XDG_RUNTIME_DIR` the fallback directory in the shared temp dir is used only
+/// when it is this user's own real 0700 directory; one another user made, or a symlink, is
+/// refused with a message.
+#[test]
+fn a_fallback_socket_dir_planted_by_another_user_or_a_symlink_is_refused() {
+    let Some(uid) = other_uid("the planted socket dir test") else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("tempdir");
+    chmod(home.path(), 0o755);
+    chown(home.path(), uid);
+    let fallback = std::path::PathBuf::from(format!("/tmp/lookout-{uid}"));
+    let _ = std::fs::remove_dir_all(&fallback);
+    let _ = std::fs::remove_file(&fallback);
+    // Planted by root (another user, from uid's side), open to all.
+    std::fs::create_dir(&fallback).expect("plant");
+    chmod(&fallback, 0o777);
+    let out = finish(serve_as(uid, home.path()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("owned by uid 0"), "{stderr}");
+    std::fs::remove_dir(&fallback).expect("unplant");
+    // A symlink to a directory that is the user's own is refused too.
+    let target = home.path().join("target");
+    std::fs::create_dir(&target).expect("target");
+    chown(&target, uid);
+    chmod(&target, 0o700);
+    std::os::unix::fs::symlink(&target, &fallback).expect("plant a link");
+    let out = finish(serve_as(uid, home.path()));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("symlink"), "{stderr}");
+    std::fs::remove_file(&fallback).expect("unplant");
+}
+
+/// Item 4: a client checks who serves the socket (SO_PEERCRED) before sending anything: a
+/// server run by another user is refused, even where the socket's mode would let us in.
+#[test]
+fn a_client_refuses_a_server_run_by_another_user() {
+    let Some(uid) = other_uid("the peer credentials test") else {
+        return;
+    };
+    let home = tempfile::tempdir().expect("tempdir");
+    chmod(home.path(), 0o755);
+    chown(home.path(), uid);
+    let socket = home.path().join("run").join("lookout.sock");
+    let mut cmd = serve_as(uid, home.path());
+    cmd.arg("--socket").arg(&socket).stderr(Stdio::null());
+    let mut server = cmd.spawn().expect("serve as another user");
+    wait_until(
+        "the other user's server to listen",
+        || socket.exists(),
+        || socket.display().to_string(),
+    );
+    let status = finish({
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(["status", "--socket"]).arg(&socket);
+        cmd
+    });
+    let _ = server.kill();
+    let _ = server.wait();
+    let stderr = String::from_utf8_lossy(&status.stderr);
+    assert!(!status.status.success(), "connected to uid {uid}'s server");
+    assert!(stderr.contains(&format!("served by uid {uid}")), "{stderr}");
+}
+
+/// Item 5: planted symlinks in lookout's state directory never redirect a write (the sequence
+/// counter, the mirror file and its temp file), and the report still goes through.
+#[test]
+fn planted_symlinks_never_redirect_a_report() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let state = dir.path().join("state").join("lookout");
+    let seqs = state.join("report-seq");
+    let mirror = state.join("agent-status");
+    for d in [&seqs, &mirror] {
+        std::fs::create_dir_all(d).expect("mkdir");
+        chmod(d, 0o700);
+    }
+    chmod(&state, 0o700);
+    let victim = dir.path().join("victim");
+    write(&victim, "precious");
+    let name = lookout::server::mirror::file_name;
+    std::os::unix::fs::symlink(
+        &victim,
+        seqs.join(format!("{}--{}", name("p1"), name("cli:claude"))),
+    )
+    .expect("plant the counter");
+    std::os::unix::fs::symlink(&victim, mirror.join(name("p1"))).expect("plant the mirror");
+    let out = finish({
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args([
+            "report", "--pane", "p1", "--agent", "claude", "state", "working",
+        ])
+        .env("LOOKOUT_SOCKET", dir.path().join("nobody.sock"))
+        .env("XDG_STATE_HOME", dir.path().join("state"));
+        cmd
+    });
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(&victim).expect("victim"),
+        "precious"
+    );
+    let written = std::fs::symlink_metadata(mirror.join(name("p1"))).expect("mirror file");
+    assert!(written.is_file(), "the mirror file replaced the link");
+}
+
+/// Item 5: a mirror file another user put in the server's mirror directory is not ingested.
+#[test]
+fn another_users_mirror_file_moves_no_pane() {
+    let Some(uid) = other_uid("the foreign mirror file test") else {
+        return;
+    };
+    let (_dir, s) = served(50);
+    let mut c = s.client();
+    open_with(&mut c, "p", &["claude"]);
+    std::fs::create_dir_all(&s.mirror).expect("mirror dir");
+    let file = s.mirror.join(lookout::server::mirror::file_name("p"));
+    let body = json!({"v": 1, "pane": "p", "requests": [
+        {"method": "report.session", "params": {"pane": "p", "source": "x:claude", "session": "s"}},
+        {"method": "report.state", "params": {"pane": "p", "source": "x:claude", "seq": 1, "state": "blocked"}},
+    ]});
+    write(&file, &body.to_string());
+    chown(&file, uid);
+    wait_until(
+        "the server to set the foreign file aside",
+        || !file.exists(),
+        || format!("{:?}", std::fs::read_dir(&s.mirror).map(|d| d.count())),
+    );
+    assert_eq!(lifecycle(&mut c, "p"), "idle");
+}
+
+/// Item 5: with `HOME` unset the state directory comes from the password database, not a
+/// directory every user shares.
+#[test]
+fn without_home_the_state_dir_comes_from_the_password_database() {
+    let Ok(Some(me)) = nix::unistd::User::from_uid(nix::unistd::getuid()) else {
+        println!("skipped: this uid has no password database entry");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pane = format!("hardening-home-{}", std::process::id());
+    let out = finish({
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args([
+            "report", "--pane", &pane, "--agent", "claude", "state", "working",
+        ])
+        .env("LOOKOUT_SOCKET", dir.path().join("nobody.sock"))
+        .env_remove("HOME")
+        .env_remove("XDG_STATE_HOME");
+        cmd
+    });
+    let state = me.dir.join(".local/state/lookout");
+    let mirror = state
+        .join("agent-status")
+        .join(lookout::server::mirror::file_name(&pane));
+    let landed = mirror.exists();
+    let _ = std::fs::remove_file(&mirror);
+    let name = lookout::server::mirror::file_name;
+    let _ = std::fs::remove_file(state.join("report-seq").join(format!(
+        "{}--{}",
+        name(&pane),
+        name("cli:claude")
+    )));
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        landed,
+        "the report was not left under {}: {out:?}",
+        state.display()
+    );
+}
+
+/// Item 11: a socket put in a directory the user chose (it may be `$HOME`) never chmods it; only
+/// lookout's own directory is tightened.
+#[test]
+fn the_socket_never_chmods_a_directory_that_is_not_lookouts_own() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    std::fs::create_dir(&home).expect("mkdir");
+    chmod(&home, 0o755);
+    let socket = home.join("lookout.sock");
+    let mut server = Command::new(LOOKOUT)
+        .args(["serve", "--no-db", "--socket"])
+        .arg(&socket)
+        .arg("--mirror-dir")
+        .arg(dir.path().join("mirror"))
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    wait_until(
+        "the socket",
+        || lookout::server::Client::connect(&socket).is_ok(),
+        || socket.display().to_string(),
+    );
+    let mode = std::fs::metadata(&home).expect("meta").permissions().mode() & 0o777;
+    let socket_mode = std::fs::metadata(&socket)
+        .expect("meta")
+        .permissions()
+        .mode()
+        & 0o777;
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(mode, 0o755, "the chosen directory was chmodded");
+    assert_eq!(socket_mode, 0o600);
+}

@@ -346,7 +346,7 @@ pub fn user_manifest_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))?;
+        .or_else(|| crate::server::private::home_dir().map(|h| h.join(".config")))?;
     Some(base.join("lookout").join("manifests"))
 }
 

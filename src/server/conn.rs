@@ -90,25 +90,21 @@ pub enum BindError {
     Io(io::Error),
 }
 
-/// Binds `path`: creates its directory 0700, replaces a stale socket, refuses a live one, and
-/// makes the socket 0600 (other users cannot connect).
-pub fn bind(path: &Path) -> Result<(UnixListener, ServerLock), BindError> {
+/// Binds `path`: refuses a live socket, replaces a stale one, and makes the socket 0600 (other
+/// users cannot connect); returns the lock that owns the socket path. `own_dir`: the directory is
+/// lookout's own default one (in the shared temp dir when there is no runtime dir), so it must be
+/// ours, 0700 and not a symlink (`private::own_dir`); a directory the user chose is created 0700
+/// when missing and otherwise left as it is — never chmodded (it may be `$HOME`).
+pub fn bind(path: &Path, own_dir: bool) -> Result<(UnixListener, ServerLock), BindError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
+        if own_dir {
+            crate::server::private::own_dir(dir).map_err(BindError::Io)?;
+        } else if !dir.exists() {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
                 .create(dir)
                 .map_err(BindError::Io)?;
-        }
-        // A directory we were handed (not created) may be shared: tighten it only if it is ours.
-        if dir
-            .metadata()
-            .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
-            .ok()
-            == Some(nix::unistd::getuid().as_raw())
-        {
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         }
     }
     // Whoever holds the lock owns the socket path: several servers started at once cannot remove

@@ -6,12 +6,12 @@
 //! announcement and the report after it survive together. A bad file is moved aside as
 //! `<name>.bad` and reported, never a panic. Touches the mirror directory only.
 
+use crate::server::private;
 use crate::server::protocol::{MAX_LINE, Request, parse_request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// How many requests one pane's file keeps (the oldest go first): a hook firing while the server
@@ -50,12 +50,10 @@ pub fn file_name(pane: &str) -> String {
 
 /// Appends `requests` to the pane's mirror file, atomically.
 pub fn write(dir: &Path, pane: &str, requests: &[Queued]) -> io::Result<PathBuf> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    // lookout's own directory, and no symlink followed in it (issue 13).
+    private::own_dir(dir)?;
     let path = dir.join(file_name(pane));
-    let mut queued = fs::read(&path)
+    let mut queued = private::read_own(&path, MAX_LINE as u64)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<MirrorFile>(&bytes).ok())
         .map(|f| f.requests)
@@ -69,14 +67,9 @@ pub fn write(dir: &Path, pane: &str, requests: &[Queued]) -> io::Result<PathBuf>
         requests: queued,
     })
     .map_err(io::Error::other)?;
-    // The temp name starts with a dot so the server never ingests a half-written file.
-    let tmp = dir.join(format!(".{}.{}.tmp", file_name(pane), std::process::id()));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
+    // The temp name starts with a dot so the server never ingests a half-written file; it is
+    // fresh (O_EXCL), so a planted name or link is skipped, never written through.
+    let (tmp, mut file) = private::create_temp(dir, &file_name(pane))?;
     file.write_all(&body)?;
     file.sync_all()?;
     fs::rename(&tmp, &path)?;
@@ -137,14 +130,8 @@ fn take(path: PathBuf) -> Ingested {
 }
 
 fn read(path: &Path) -> Result<Vec<Request>, String> {
-    let meta = fs::symlink_metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > MAX_LINE as u64 {
-        return Err(format!("larger than {MAX_LINE} bytes"));
-    }
-    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+    // Only this user's regular files: another user's report must never move a pane (issue 13).
+    let bytes = private::read_own(path, MAX_LINE as u64).map_err(|e| e.to_string())?;
     let file: MirrorFile =
         serde_json::from_slice(&bytes).map_err(|e| format!("not a mirror file: {e}"))?;
     if file.v != 1 {

@@ -16,6 +16,7 @@ pub mod dblock;
 pub mod engine;
 mod handlers;
 pub mod mirror;
+pub mod private;
 pub mod protocol;
 pub mod sources;
 pub mod store;
@@ -37,9 +38,7 @@ use std::time::Duration;
 pub fn default_socket_path() -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("lookout").join("lookout.sock"),
-        None => {
-            PathBuf::from(format!("/tmp/lookout-{}", nix::unistd::getuid())).join("lookout.sock")
-        }
+        None => fallback_dir().join("lookout.sock"),
     }
 }
 
@@ -50,18 +49,23 @@ pub fn env_socket() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// lookout's state directory: `$XDG_STATE_HOME/lookout`, else `~/.local/state/lookout`.
+/// lookout's state directory: `$XDG_STATE_HOME/lookout`, else `~/.local/state/lookout` (the home
+/// from the password database when `HOME` is unset), else `/tmp/lookout-<uid>/state` — never one
+/// directory shared by every user.
 pub fn state_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir).join("lookout");
     }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "/tmp".into());
-    PathBuf::from(home)
-        .join(".local")
-        .join("state")
-        .join("lookout")
+    match private::home_dir() {
+        Some(home) => home.join(".local").join("state").join("lookout"),
+        None => fallback_dir().join("state"),
+    }
+}
+
+/// `/tmp/lookout-<uid>`: the private directory (see `private::own_dir`) used where the user has
+/// no runtime or home directory.
+fn fallback_dir() -> PathBuf {
+    PathBuf::from(format!("/tmp/lookout-{}", nix::unistd::getuid()))
 }
 
 /// The database path when none is given: `<state dir>/lookout.db`.
@@ -217,7 +221,8 @@ impl Server {
         };
         let (catalog, errors) = Catalog::standard(&config.manifests);
         // Bound last, so a client that can connect finds a server ready to answer.
-        let (listener, lock) = conn::bind(&config.socket).map_err(|e| match e {
+        let own_dir = config.socket.parent() == default_socket_path().parent();
+        let (listener, lock) = conn::bind(&config.socket, own_dir).map_err(|e| match e {
             conn::BindError::Live => ServeError::AlreadyRunning(config.socket.clone()),
             conn::BindError::Io(e) => ServeError::Socket(config.socket.clone(), e),
         })?;
