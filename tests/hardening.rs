@@ -627,3 +627,69 @@ fn the_socket_never_chmods_a_directory_that_is_not_lookouts_own() {
     assert_eq!(mode, 0o755, "the chosen directory was chmodded");
     assert_eq!(socket_mode, 0o600);
 }
+
+/// Peak resident memory of a process, in bytes (`VmHWM`).
+fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Item 6: a client that pipelines `pane.list` and never reads is not read any further once its
+/// unsent replies pass the bound, is dropped when it stays stuck, gets `too_slow` as its last
+/// line, and costs the server a bounded amount of memory; other clients are served meanwhile.
+#[test]
+fn a_client_that_never_reads_is_bounded_and_told_too_slow() {
+    let (_dir, s) = served(50);
+    let mut c = s.client();
+    let long = "x".repeat(200);
+    for i in 0..300 {
+        c.call(
+            "pane.open",
+            json!({"pane": format!("{long}-{i}"), "rows": 24, "cols": 80}),
+        )
+        .expect("open");
+    }
+    let before = peak_rss(s.child.id());
+    let raw = s.raw();
+    let mut writer = raw.writer.try_clone().expect("clone");
+    let flood = std::thread::spawn(move || {
+        use std::io::Write as _;
+        let line = b"{\"id\":1,\"method\":\"pane.list\"}\n".repeat(1000);
+        for _ in 0..100 {
+            if writer.write_all(&line).is_err() {
+                return true;
+            }
+        }
+        false
+    });
+    wait_until(
+        "the server to stop reading the flooding client and drop it",
+        || flood.is_finished(),
+        || format!("peak RSS {} MB", peak_rss(s.child.id()) >> 20),
+    );
+    assert!(
+        flood.join().expect("flood"),
+        "the server read 100k pane.list requests"
+    );
+    // Others are served while it is stuck and after.
+    assert_eq!(lifecycle(&mut c, &format!("{long}-0")), "idle");
+    let grown = peak_rss(s.child.id()).saturating_sub(before);
+    assert!(grown < 100 << 20, "the server grew by {} MB", grown >> 20);
+    let mut reader = raw.reader;
+    let mut last = String::new();
+    let mut line = String::new();
+    loop {
+        line.clear();
+        use std::io::BufRead as _;
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => last.clone_from(&line),
+        }
+    }
+    let last: serde_json::Value = serde_json::from_str(&last).expect("a JSON last line");
+    assert_eq!(last["error"]["code"], "too_slow", "{last}");
+}

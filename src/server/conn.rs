@@ -1,74 +1,22 @@
 //! The socket side: binding the listener safely (dir 0700, socket 0600, stale socket replaced,
 //! live one refused), accepting connections, and one reader plus one writer thread per connection.
 //!
-//! The reader parses bounded JSON lines and forwards requests to the world thread; the writer
-//! drains the connection's bounded queue of response and event lines. The world thread only ever
-//! `try_send`s into that queue, so a slow client can never stall the tick (§6, §8.4).
+//! The reader parses bounded JSON lines and forwards requests to the world thread, and stops
+//! reading while the connection has too many unsent bytes (back-pressure); the writer (`peer`)
+//! drains the connection's bounded queue. The world thread only ever `try_send`s into that
+//! queue, so a slow client can never stall the tick (§6, §8.4).
 
-use crate::server::protocol::{MAX_LINE, Request, Response, WireError, parse_line, too_slow_line};
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
+use crate::server::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};
+pub use crate::server::peer::{EVENT_QUEUE, Peer};
+use crate::server::protocol::{MAX_LINE, Request, WireError, parse_line};
+use crossbeam_channel::{Receiver, Sender, bounded};
 use serde_json::Value;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
-/// Event lines a subscriber may fall behind by before it is dropped (§8.4).
-pub const EVENT_QUEUE: usize = 1024;
-/// Requests one connection may have in flight (pipelined) before its reader waits.
-pub const IN_FLIGHT: usize = 256;
-/// A client that does not read for this long is given up on.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A line to write.
-#[derive(Debug)]
-pub enum Out {
-    /// A response to a request: frees one in-flight slot once written.
-    Reply(String),
-    /// An event line.
-    Event(String),
-}
-
-/// Where the world thread sends a connection's lines.
-#[derive(Debug, Clone)]
-pub struct Peer {
-    tx: Sender<Out>,
-    dropped: Arc<AtomicBool>,
-}
-
-impl Peer {
-    /// Sends a response; false when the connection is gone or hopelessly behind.
-    pub fn reply(&self, id: &Value, result: Result<Value, WireError>) -> bool {
-        let line = match result {
-            Ok(v) => Response::ok(id, v),
-            Err(e) => Response::err(id, e),
-        };
-        self.send(Out::Reply(line))
-    }
-
-    /// Sends an event line; false when the subscriber is gone or was dropped as too slow.
-    pub fn event(&self, line: String) -> bool {
-        self.send(Out::Event(line))
-    }
-
-    fn send(&self, out: Out) -> bool {
-        if self.dropped.load(Ordering::Relaxed) {
-            return false;
-        }
-        match self.tx.try_send(out) {
-            Ok(()) => true,
-            Err(TrySendError::Full(_)) => {
-                // The writer sees the flag, writes the final `too_slow` line and closes.
-                self.dropped.store(true, Ordering::Relaxed);
-                false
-            }
-            Err(TrySendError::Disconnected(_)) => false,
-        }
-    }
-}
 
 /// A request on its way to the world thread.
 #[derive(Debug)]
@@ -286,21 +234,15 @@ fn serve(stream: UnixStream, to_world: Sender<Incoming>) {
     let Ok(write_half) = stream.try_clone() else {
         return;
     };
-    let _ = write_half.set_write_timeout(Some(WRITE_TIMEOUT));
-    let (tx, rx) = bounded::<Out>(EVENT_QUEUE + IN_FLIGHT);
     let (slots_tx, slots_rx) = bounded::<()>(IN_FLIGHT);
-    let dropped = Arc::new(AtomicBool::new(false));
-    let peer = Peer {
-        tx,
-        dropped: dropped.clone(),
-    };
-    let writer = std::thread::Builder::new()
+    let (peer, writer, room) = peer::pair();
+    let spawned = std::thread::Builder::new()
         .name("lookout-conn-w".into())
-        .spawn(move || write_loop(write_half, rx, slots_rx, dropped));
-    if writer.is_err() {
+        .spawn(move || writer.run(write_half, slots_rx));
+    if spawned.is_err() {
         return;
     }
-    let mut reader = BufReader::new(stream);
+    let mut reader = BufReader::new(&stream);
     let mut buf = Vec::new();
     loop {
         let line = match read_line_bounded(&mut reader, &mut buf, MAX_LINE) {
@@ -310,8 +252,15 @@ fn serve(stream: UnixStream, to_world: Sender<Incoming>) {
         if line == Line::Complete && buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // Wait for a free slot: pipelining is allowed, without bound it is not.
-        if slots_tx.send(()).is_err() {
+        // Back-pressure: while the client leaves too much unread (or too many requests
+        // unanswered: pipelining is allowed, without bound it is not), read none of its
+        // requests; if it stays stuck, drop it with `too_slow` and stop reading for good.
+        let room = wait_for_room(&peer, &room)
+            && !peer.is_dropped()
+            && slots_tx.send_timeout((), STUCK_AFTER).is_ok();
+        if !room {
+            peer.drop_too_slow();
+            let _ = stream.shutdown(std::net::Shutdown::Read);
             break;
         }
         let parsed = match line {
@@ -346,38 +295,19 @@ fn serve(stream: UnixStream, to_world: Sender<Incoming>) {
     }
 }
 
-fn write_loop(
-    stream: UnixStream,
-    rx: Receiver<Out>,
-    slots: Receiver<()>,
-    dropped: Arc<AtomicBool>,
-) {
-    let mut out = BufWriter::new(&stream);
-    let write = |out: &mut BufWriter<&UnixStream>, line: &str| -> io::Result<()> {
-        out.write_all(line.as_bytes())?;
-        out.write_all(b"\n")?;
-        // Flush when nothing else is queued: batches under load, prompt when idle.
-        if rx.is_empty() { out.flush() } else { Ok(()) }
-    };
-    while let Ok(item) = rx.recv() {
-        if dropped.load(Ordering::Relaxed) {
-            let _ = write(&mut out, &too_slow_line()).and_then(|()| out.flush());
-            break;
+/// True once the connection's unsent bytes are under the bound (at once when they are); false
+/// when they stayed over it for [`STUCK_AFTER`].
+fn wait_for_room(peer: &Peer, room: &Receiver<()>) -> bool {
+    let deadline = std::time::Instant::now() + STUCK_AFTER;
+    while peer.unsent() >= MAX_UNSENT && !peer.is_dropped() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return false;
         }
-        let (line, reply) = match item {
-            Out::Reply(line) => (line, true),
-            Out::Event(line) => (line, false),
-        };
-        if write(&mut out, &line).is_err() {
-            break;
-        }
-        if reply {
-            let _ = slots.try_recv();
-        }
+        // Woken by the writer when the bytes fall under the bound; re-checked either way.
+        let _ = room.recv_timeout(left);
     }
-    let _ = out.flush();
-    drop(out);
-    let _ = stream.shutdown(std::net::Shutdown::Both);
+    true
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@ pub mod dblock;
 pub mod engine;
 mod handlers;
 pub mod mirror;
+pub mod peer;
 pub mod private;
 pub mod protocol;
 pub mod sources;

@@ -461,7 +461,7 @@ pub fn event_line(event: &Event) -> String {
 /// The line a dropped subscriber gets last.
 pub fn too_slow_line() -> String {
     line(
-        &json!({"error": WireError::new("too_slow", "this subscriber fell 1024 events behind and was dropped; subscribe again and reconcile from the snapshot")}),
+        &json!({"error": WireError::new("too_slow", "this connection fell too far behind (1024 events, or 16 MiB of replies and events it did not read) and was dropped; connect again (subscribers: subscribe again and reconcile from the snapshot)")}),
     )
 }
 
