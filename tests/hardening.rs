@@ -693,3 +693,52 @@ fn a_client_that_never_reads_is_bounded_and_told_too_slow() {
     let last: serde_json::Value = serde_json::from_str(&last).expect("a JSON last line");
     assert_eq!(last["error"]["code"], "too_slow", "{last}");
 }
+
+/// Item 8: a mirror report left while the server was down waits for its pane (up to 10 s), so a
+/// pane re-opened a few ticks after the restart still gets it.
+#[test]
+fn a_mirror_report_waits_for_its_pane_after_a_restart() {
+    let (dir, mut s) = served(50);
+    s.stop();
+    let report = s
+        .command(&[
+            "report",
+            "--pane",
+            "late",
+            "--agent",
+            "claude",
+            "--mirror-dir",
+        ])
+        .arg(&s.mirror)
+        .args(["state", "working"])
+        .output()
+        .expect("report");
+    assert!(report.status.success(), "{report:?}");
+    let file = s.mirror.join(lookout::server::mirror::file_name("late"));
+    assert!(file.exists(), "the report was mirrored");
+    let s = Served::start_in(dir.path(), 50);
+    let mut c = s.client();
+    // Each answered report is one more tick: the file outlives several.
+    open_with(&mut c, "other", &["claude"]);
+    announce(&mut c, "other", "hook:claude");
+    for seq in 1..=3 {
+        c.call(
+            "report.state",
+            json!({"pane": "other", "source": "hook:claude", "seq": seq, "state": "working"}),
+        )
+        .expect("a tick");
+    }
+    assert!(file.exists(), "the unclaimed mirror file was taken");
+    open_with(&mut c, "late", &["claude"]);
+    wait_until(
+        "the mirrored report to apply to the late pane",
+        || lifecycle(&mut c, "late") == "working",
+        || format!("{:?}", c_state(&s, "late")),
+    );
+}
+
+fn c_state(s: &Served, pane: &str) -> serde_json::Value {
+    s.client()
+        .call("agent.get", json!({"pane": pane}))
+        .unwrap_or_default()
+}

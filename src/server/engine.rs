@@ -377,7 +377,9 @@ impl Engine {
         let Some(dir) = self.mirror_dir.clone() else {
             return;
         };
-        for file in mirror::ingest(&dir) {
+        let index = self.world.resource::<PaneIndex>();
+        let files = mirror::ingest(&dir, |pane| index.get(pane).is_some());
+        for file in files {
             match file {
                 Ingested::Bad {
                     path,

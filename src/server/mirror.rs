@@ -1,6 +1,7 @@
 //! The JSON mirror fallback (SPEC §8.3): when `lookout report` cannot reach the socket it leaves its
 //! requests in `<mirror dir>/<pane>.json`, written atomically (temp file + rename); the server
-//! ingests and removes such files on its tick.
+//! ingests and removes such files on its tick. A file whose pane is not open is kept for it up to
+//! [`UNCLAIMED_KEEP`] (a restarted server's panes come back over a few seconds, not one tick).
 //!
 //! A file holds `{"v":1,"pane":…,"requests":[{"method":"report.…","params":{…}}…]}` so a session
 //! announcement and the report after it survive together. A bad file is moved aside as
@@ -13,10 +14,15 @@ use serde_json::Value;
 use std::fs;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 /// How many requests one pane's file keeps (the oldest go first): a hook firing while the server
 /// is down for a long time must not grow a file without bound.
 pub const MAX_REQUESTS: usize = 64;
+
+/// How long a mirror file whose pane is not open waits for the pane before it is taken anyway
+/// (and its reports refused `unknown_pane` into the log).
+pub const UNCLAIMED_KEEP: Duration = Duration::from_secs(10);
 
 /// One queued request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -92,9 +98,9 @@ pub enum Ingested {
     },
 }
 
-/// Takes every mirror file in `dir`: parses it, removes it, and returns its requests. A missing
-/// directory is an empty one.
-pub fn ingest(dir: &Path) -> Vec<Ingested> {
+/// Takes the mirror files in `dir` whose pane is `open` (or that waited [`UNCLAIMED_KEEP`], or are
+/// bad): parses each, removes it, and returns its requests. A missing directory is an empty one.
+pub fn ingest(dir: &Path, open: impl Fn(&str) -> bool) -> Vec<Ingested> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -107,13 +113,19 @@ pub fn ingest(dir: &Path) -> Vec<Ingested> {
         })
         .collect();
     paths.sort();
-    paths.into_iter().map(take).collect()
+    paths.into_iter().filter_map(|p| take(p, &open)).collect()
 }
 
-fn take(path: PathBuf) -> Ingested {
+fn take(path: PathBuf, open: &impl Fn(&str) -> bool) -> Option<Ingested> {
     let parsed = read(&path);
-    match parsed {
-        Ok(requests) => {
+    if let Ok((pane, _)) = &parsed
+        && !open(pane)
+        && !waited(&path)
+    {
+        return None;
+    }
+    Some(match parsed {
+        Ok((_, requests)) => {
             let _ = fs::remove_file(&path);
             Ingested::Requests(path, requests)
         }
@@ -126,10 +138,18 @@ fn take(path: PathBuf) -> Ingested {
                 reason,
             }
         }
-    }
+    })
 }
 
-fn read(path: &Path) -> Result<Vec<Request>, String> {
+/// Whether the file has waited its [`UNCLAIMED_KEEP`] (by its modification time).
+fn waited(path: &Path) -> bool {
+    fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= UNCLAIMED_KEEP)
+        .unwrap_or(true)
+}
+
+fn read(path: &Path) -> Result<(String, Vec<Request>), String> {
     // Only this user's regular files: another user's report must never move a pane (issue 13).
     let bytes = private::read_own(path, MAX_LINE as u64).map_err(|e| e.to_string())?;
     let file: MirrorFile =
@@ -147,7 +167,7 @@ fn read(path: &Path) -> Result<Vec<Request>, String> {
         }
         out.push(parse_request(&q.method, q.params).map_err(|e| e.message)?);
     }
-    Ok(out)
+    Ok((file.pane, out))
 }
 
 #[cfg(test)]
@@ -172,7 +192,12 @@ mod tests {
         write(dir.path(), "p", &[q(1)]).expect("write");
         write(dir.path(), "p", &[q(2)]).expect("write");
         fs::write(dir.path().join("junk.json"), b"{not json").expect("junk");
-        let got = ingest(dir.path());
+        assert!(
+            ingest(dir.path(), |_| false).len() == 1,
+            "only the bad file is taken while its pane is not open"
+        );
+        fs::write(dir.path().join("junk.json"), b"{not json").expect("junk");
+        let got = ingest(dir.path(), |p| p == "p");
         assert_eq!(got.len(), 2);
         assert!(matches!(&got[0], Ingested::Bad { .. }));
         let Ingested::Requests(_, requests) = &got[1] else {
@@ -180,7 +205,7 @@ mod tests {
         };
         assert_eq!(requests.len(), 2);
         assert!(
-            ingest(dir.path()).is_empty(),
+            ingest(dir.path(), |_| true).is_empty(),
             "files are removed or moved aside"
         );
         assert!(dir.path().join("junk.json.bad").exists());
