@@ -130,12 +130,16 @@ fn replay_rejects_hostile_recordings_with_line_numbers() {
 }
 
 /// An ordinary add-on manifest for `claude`: 20 rules in the permission dialog's region whose
-/// patterns each compile well under the per-pattern limit but together pass the set limit.
+/// patterns each compile under the per-pattern limit but together pass the set limit.
 fn big_claude_add_on() -> String {
     let mut text = String::from("kind = \"claude\"\n");
     for i in 0..20 {
+        let patterns: Vec<String> = (0..6)
+            .map(|j| format!("'(?i)step-{i}-{j}-\\w\\w'"))
+            .collect();
         text.push_str(&format!(
-            "[[screen]]\nid = \"step-{i}\"\nstate = \"working\"\nregion = \"bottom\"\nlines = 20\nregex = ['(?i)step-{i}-\\w{{20}}']\n"
+            "[[screen]]\nid = \"step-{i}\"\nstate = \"working\"\nregion = \"bottom\"\nlines = 20\nregex = [{}]\n",
+            patterns.join(", ")
         ));
     }
     text
@@ -741,4 +745,62 @@ fn c_state(s: &Served, pane: &str) -> serde_json::Value {
     s.client()
         .call("agent.get", json!({"pane": pane}))
         .unwrap_or_default()
+}
+
+/// Item 9: a manifest inside every per-rule bound whose patterns would compile to gigabytes is
+/// refused at once, before anything compiles; the largest file the bounds allow loads into a
+/// server in bounded memory.
+#[test]
+fn manifest_compiled_size_is_bounded_per_pattern_and_per_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let hostile = dir.path().join("hostile.toml");
+    let mut text = String::from("kind = \"hostile\"\n");
+    let list = vec!["'(?i)\\w{19}'"; 32].join(",");
+    for i in 0..256 {
+        text.push_str(&format!(
+            "[[screen]]\nid = \"r{i}\"\nstate = \"working\"\nregex = [{list}]\n"
+        ));
+    }
+    assert!(text.len() < 256 * 1024, "inside the file-size bound");
+    write(&hostile, &text);
+    let out = finish({
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.arg("check").arg(&hostile);
+        cmd
+    });
+    let stdout =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stdout}");
+    assert!(stdout.contains("8192 patterns in the file"), "{stdout}");
+
+    // As many patterns as a file may hold, each a case-insensitive Unicode class (~40% of the
+    // per-pattern cap), loaded by a server.
+    let manifests = dir.path().join("config/lookout/manifests");
+    std::fs::create_dir_all(&manifests).expect("mkdir");
+    let mut text = String::from("kind = \"heavy\"\n");
+    for i in 0..256 {
+        text.push_str(&format!(
+            "[[screen]]\nid = \"r{i}\"\nstate = \"working\"\nregex = '(?i)r{i}-\\w'\n"
+        ));
+    }
+    write(&manifests.join("heavy.toml"), &text);
+    let s = Served::start_in(dir.path(), 50);
+    let peak = peak_rss(s.child.id());
+    assert!(peak < 256 << 20, "the server holds {} MiB", peak >> 20);
+    let mut c = s.client();
+    c.call(
+        "pane.open",
+        json!({"pane": "h", "rows": 24, "cols": 80, "kind": "heavy"}),
+    )
+    .expect("open");
+    let data = base64(b"r7-a\r\n");
+    c.call("pane.feed", json!({"pane": "h", "data": data}))
+        .expect("feed");
+    wait_until(
+        "a rule of the heavy manifest to fire",
+        || lifecycle(&mut s.client(), "h") == "working",
+        || format!("peak {} MiB", peak_rss(s.child.id()) >> 20),
+    );
+    let peak = peak_rss(s.child.id());
+    assert!(peak < 256 << 20, "the server holds {} MiB", peak >> 20);
 }
