@@ -804,3 +804,98 @@ fn manifest_compiled_size_is_bounded_per_pattern_and_per_file() {
     let peak = peak_rss(s.child.id());
     assert!(peak < 256 << 20, "the server holds {} MiB", peak >> 20);
 }
+
+/// `lookout serve` in `dir` under an open-file limit of `nofile` (soft and hard).
+fn serve_with_nofile(dir: &Path, nofile: u32) -> (std::process::Child, std::path::PathBuf) {
+    let socket = dir.join("run").join("lookout.sock");
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -n {nofile} && exec \"$0\" serve --no-db --socket \"$1\" --mirror-dir \"$2\""
+        ))
+        .arg(LOOKOUT)
+        .arg(&socket)
+        .arg(dir.join("mirror"))
+        .env("XDG_CONFIG_HOME", dir.join("config"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    wait_until(
+        "the socket",
+        || std::os::unix::net::UnixStream::connect(&socket).is_ok(),
+        || socket.display().to_string(),
+    );
+    (child, socket)
+}
+
+/// Item 9: connections are capped below the open-file limit; one past the cap gets a clear
+/// refusal line, the ones inside it keep working, and a freed place is usable again.
+#[test]
+fn connections_are_capped_below_the_fd_limit_with_a_clear_refusal() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // 80 descriptors: 64 kept free, room for 8 connections of two each.
+    let (mut child, socket) = serve_with_nofile(dir.path(), 80);
+    let mut held: Vec<Raw> = Vec::new();
+    // A refused connection may be closed before our request is written: ignore that write.
+    let hello = |raw: &mut Raw| {
+        use std::io::Write as _;
+        let _ = raw.writer.write_all(b"{\"id\":1,\"method\":\"hello\"}\n");
+        raw.line()
+    };
+    let refused = loop {
+        let mut raw = Raw::connect(&socket);
+        let answer = hello(&mut raw);
+        if answer["error"]["code"] == "too_many_connections" {
+            break answer;
+        }
+        assert_eq!(answer["result"]["protocol"], 1, "{answer}");
+        held.push(raw);
+        assert!(held.len() <= 64, "no cap below the open-file limit");
+    };
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("limit of")),
+        "{refused}"
+    );
+    assert_eq!(held.len(), 8);
+    assert_eq!(
+        held[0].ask(r#"{"id":2,"method":"hello"}"#)["result"]["protocol"],
+        1
+    );
+    drop(held.pop());
+    wait_until(
+        "a freed place to take a new connection",
+        || hello(&mut Raw::connect(&socket))["result"]["protocol"] == 1,
+        String::new,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// Item 9: a connection that begins a line and never completes it (slowloris) is answered
+/// `timeout` and closed; a connection idle between lines (a subscriber) stays.
+#[test]
+fn a_line_never_completed_times_out_but_an_idle_connection_stays() {
+    let (_dir, s) = served(50);
+    let mut idle = s.raw();
+    assert_eq!(
+        idle.ask(r#"{"id":1,"method":"hello"}"#)["result"]["protocol"],
+        1
+    );
+    let mut slow = s.raw();
+    slow.send(br#"{"id":1,"method":"hel"#);
+    let answer = slow.line();
+    assert_eq!(answer["error"]["code"], "timeout", "{answer}");
+    let mut rest = String::new();
+    use std::io::Read as _;
+    assert_eq!(
+        slow.reader.read_to_string(&mut rest).expect("read"),
+        0,
+        "closed"
+    );
+    assert_eq!(
+        idle.ask(r#"{"id":2,"method":"hello"}"#)["result"]["protocol"],
+        1
+    );
+}

@@ -6,6 +6,7 @@
 //! drains the connection's bounded queue. The world thread only ever `try_send`s into that
 //! queue, so a slow client can never stall the tick (§6, §8.4).
 
+use crate::server::accept::Slot;
 use crate::server::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};
 pub use crate::server::peer::{EVENT_QUEUE, Peer};
 use crate::server::protocol::{MAX_LINE, Request, WireError, parse_line};
@@ -16,7 +17,7 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// A request on its way to the world thread.
 #[derive(Debug)]
@@ -157,23 +158,6 @@ impl ServerLock {
     }
 }
 
-/// Accepts connections until `stop` is set (the stopper then connects once to wake `accept`).
-pub fn accept_loop(listener: UnixListener, to_world: Sender<Incoming>, stop: Arc<AtomicBool>) {
-    for stream in listener.incoming() {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let Ok(stream) = stream else { continue };
-        let to_world = to_world.clone();
-        let spawned = std::thread::Builder::new()
-            .name("lookout-conn".into())
-            .spawn(move || serve(stream, to_world));
-        if let Err(e) = spawned {
-            eprintln!("lookout: cannot start a connection thread: {e}");
-        }
-    }
-}
-
 /// One read of a bounded line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
@@ -183,23 +167,49 @@ pub enum Line {
     TooLong,
     /// The peer closed the connection.
     Eof,
+    /// A line was begun but not completed within the patience (slowloris): give up on it.
+    Stalled,
 }
 
+/// How long a request line may take from its first byte to its newline; a connection idle
+/// between lines may wait forever (subscribers do).
+pub const LINE_PATIENCE: Duration = Duration::from_secs(5);
+/// How often a blocked read wakes to check a begun line's patience.
+const READ_POLL: Duration = Duration::from_millis(500);
+
 /// Reads one line of at most `max` bytes into `buf` (cleared first) without ever holding more
-/// than `max` bytes: an over-long line is discarded up to its newline.
+/// than `max` bytes: an over-long line is discarded up to its newline. When the reader has a
+/// read timeout, a line begun but not completed within `patience` is [`Line::Stalled`].
 pub fn read_line_bounded(
     reader: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,
+    patience: Duration,
 ) -> io::Result<Line> {
     buf.clear();
     let mut too_long = false;
+    let mut begun: Option<Instant> = None;
     loop {
         let chunk = match reader.fill_buf() {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if begun.is_some_and(|t| t.elapsed() >= patience) {
+                    buf.clear();
+                    return Ok(Line::Stalled);
+                }
+                continue;
+            }
             Err(e) => return Err(e),
         };
+        if !chunk.is_empty() {
+            begun.get_or_insert_with(Instant::now);
+        }
         if chunk.is_empty() {
             return Ok(if too_long {
                 Line::TooLong
@@ -230,7 +240,9 @@ pub fn read_line_bounded(
     }
 }
 
-fn serve(stream: UnixStream, to_world: Sender<Incoming>) {
+/// Serves one connection: this thread reads, a second one writes. `slot` counts it as live
+/// until both are done.
+pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
     let Ok(write_half) = stream.try_clone() else {
         return;
     };
@@ -238,15 +250,28 @@ fn serve(stream: UnixStream, to_world: Sender<Incoming>) {
     let (peer, writer, room) = peer::pair();
     let spawned = std::thread::Builder::new()
         .name("lookout-conn-w".into())
-        .spawn(move || writer.run(write_half, slots_rx));
+        .spawn(move || {
+            writer.run(write_half, slots_rx);
+            drop(slot);
+        });
     if spawned.is_err() {
         return;
     }
+    let _ = stream.set_read_timeout(Some(READ_POLL));
     let mut reader = BufReader::new(&stream);
     let mut buf = Vec::new();
     loop {
-        let line = match read_line_bounded(&mut reader, &mut buf, MAX_LINE) {
+        let line = match read_line_bounded(&mut reader, &mut buf, MAX_LINE, LINE_PATIENCE) {
             Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::Stalled) => {
+                let secs = LINE_PATIENCE.as_secs();
+                let error = WireError::new(
+                    "timeout",
+                    format!("a request line was begun but not completed within {secs} s; closing"),
+                );
+                peer.reply(&Value::Null, Err(error));
+                break;
+            }
             Ok(line) => line,
         };
         if line == Line::Complete && buf.iter().all(u8::is_ascii_whitespace) {
@@ -320,26 +345,26 @@ mod tests {
         let mut r = BufReader::with_capacity(4, &data[..]);
         let mut buf = Vec::new();
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 8, LINE_PATIENCE).expect("read"),
             Line::Complete
         );
         assert_eq!(buf, b"short");
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 8, LINE_PATIENCE).expect("read"),
             Line::TooLong
         );
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 8, LINE_PATIENCE).expect("read"),
             Line::Complete
         );
         assert_eq!(buf, b"ok");
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 20).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 20, LINE_PATIENCE).expect("read"),
             Line::Complete
         );
         assert_eq!(buf, b"end-no-newline");
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 8, LINE_PATIENCE).expect("read"),
             Line::Eof
         );
     }

@@ -10,6 +10,7 @@
 //! Everything here is edge: sockets, threads, SQLite and files live in this module and in `cli/`,
 //! never in the core.
 
+pub mod accept;
 pub mod client;
 pub mod conn;
 pub mod dblock;
@@ -291,7 +292,7 @@ impl Server {
         let flag = stop_accepting.clone();
         std::thread::Builder::new()
             .name("lookout-accept".into())
-            .spawn(move || conn::accept_loop(listener, requests_tx, flag))
+            .spawn(move || accept::accept_loop(listener, requests_tx, flag))
             .map_err(ServeError::Thread)?;
         watch_socket(&config.socket, Stopper(stop_tx.clone()));
         engine.resume_sources();
