@@ -899,3 +899,67 @@ fn a_line_never_completed_times_out_but_an_idle_connection_stays() {
         1
     );
 }
+
+/// Item 9: one client flooding resizes does not delay another client's `agent.get`: connections
+/// are served fairly and queued resizes of a pane coalesce.
+#[test]
+fn a_resize_flood_does_not_delay_other_clients() {
+    let (_dir, s) = served(500);
+    let mut c = s.client();
+    for p in ["flood", "calm"] {
+        c.call("pane.open", json!({"pane": p, "rows": 24, "cols": 80}))
+            .expect("open");
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flooders: Vec<_> = (0..2)
+        .map(|_| {
+            let raw = s.raw();
+            let stop = stop.clone();
+            let mut writer = raw.writer.try_clone().expect("clone");
+            let mut reader = raw.reader;
+            std::thread::spawn(move || {
+                use std::io::{BufRead as _, Write as _};
+                let drain = std::thread::spawn(move || {
+                    let mut line = String::new();
+                    while reader.read_line(&mut line).is_ok_and(|n| n > 0) {
+                        line.clear();
+                    }
+                });
+                let mut i = 0u32;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let mut batch = String::new();
+                    for _ in 0..100 {
+                        i += 1;
+                        let (rows, cols) = (10 + i % 400, 10 + i % 900);
+                        batch.push_str(&format!(
+                            "{{\"id\":{i},\"method\":\"pane.resize\",\"params\":{{\"pane\":\"flood\",\"rows\":{rows},\"cols\":{cols}}}}}\n"
+                        ));
+                    }
+                    if writer.write_all(batch.as_bytes()).is_err() {
+                        break;
+                    }
+                }
+                let _ = writer.shutdown(std::net::Shutdown::Both);
+                let _ = drain.join();
+            })
+        })
+        .collect();
+    let mut worst = std::time::Duration::ZERO;
+    // Long enough for several ticks, which apply what the flood queued.
+    let end = Instant::now() + std::time::Duration::from_secs(2);
+    while Instant::now() < end {
+        let t = Instant::now();
+        c.call("agent.get", json!({"pane": "calm"}))
+            .expect("agent.get");
+        worst = worst.max(t.elapsed());
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for f in flooders {
+        let _ = f.join();
+    }
+    println!("worst agent.get during the flood: {worst:?}");
+    assert!(
+        worst < std::time::Duration::from_millis(500),
+        "agent.get took {worst:?} while another client flooded resizes"
+    );
+}

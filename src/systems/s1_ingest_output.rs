@@ -14,10 +14,10 @@ pub fn ingest_output(
     clock: Res<Clock>,
     mut panes: Query<(&mut Screen, &mut Title, &mut Progress)>,
 ) {
-    if inbox.0.is_empty() {
+    if inbox.is_empty() {
         return;
     }
-    for (pane, output) in inbox.0.drain(..) {
+    for (pane, output) in inbox.drain() {
         let Some(entity) = index.get(&pane) else {
             continue;
         };
