@@ -963,3 +963,75 @@ fn a_resize_flood_does_not_delay_other_clients() {
         "agent.get took {worst:?} while another client flooded resizes"
     );
 }
+
+/// Item 11: a pane id (or label) carrying terminal escapes is printed escaped by `status` and
+/// `watch`, never raw.
+#[test]
+fn escapes_in_pane_ids_never_reach_the_terminal() {
+    let (_dir, s) = served(50);
+    let mut c = s.client();
+    let evil = "evil\x1b]0;pwned\x07\x1b[2J\u{9b}31m";
+    c.call("pane.open", json!({"pane": evil, "rows": 24, "cols": 80}))
+        .expect("open");
+    for args in [
+        vec!["status"],
+        vec![
+            "watch",
+            "--once",
+            "--no-tmux",
+            "--socket",
+            s.socket.to_str().expect("utf-8"),
+        ],
+    ] {
+        let out = finish({
+            let mut cmd = s.command(&args);
+            cmd.env("TERM", "dumb");
+            cmd
+        });
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        assert!(stdout.contains("evil\\x1b]0;pwned"), "{args:?}: {stdout}");
+        assert!(
+            !stdout.contains("\x07") && !stdout.contains('\u{9b}'),
+            "{args:?}: {stdout:?}"
+        );
+        assert!(!stdout.contains("\x1b]0;"), "{args:?}: {stdout:?}");
+    }
+}
+
+/// Item 11: a database written by a newer lookout (a schema version past ours) is refused with a
+/// message, and left as it was.
+#[test]
+fn a_database_with_a_newer_schema_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("lookout.db");
+    drop(lookout::server::store::Store::open(&db).expect("create"));
+    // Stand in for a newer release's migration.
+    bump_schema(&db, 7);
+    let out = finish({
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(["serve", "--socket"])
+            .arg(dir.path().join("s.sock"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--mirror-dir")
+            .arg(dir.path().join("m"));
+        cmd
+    });
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("schema version 7 is newer"), "{stderr}");
+}
+
+fn bump_schema(db: &Path, version: u32) {
+    // The sqlite3 shell may be missing; python3 is a test prerequisite (.ci/run installs it).
+    let status = Command::new("python3")
+        .arg("-c")
+        .arg(format!(
+            "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); c.execute('UPDATE schema_version SET version={version}'); c.commit()"
+        ))
+        .arg(db)
+        .status()
+        .expect("python3");
+    assert!(status.success());
+}

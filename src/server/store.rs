@@ -17,24 +17,51 @@ use std::time::{Duration, SystemTime};
 pub struct StoreError {
     /// What failed (`open`, `migrate`, `write tick`, …).
     pub doing: &'static str,
-    /// The SQLite error.
-    pub source: rusqlite::Error,
+    /// Why.
+    pub reason: StoreErrorKind,
+}
+
+/// Why the database failed.
+#[derive(Debug)]
+pub enum StoreErrorKind {
+    /// SQLite said no.
+    Sqlite(rusqlite::Error),
+    /// The file was written by a newer lookout (its schema version is past ours).
+    NewerSchema {
+        /// The file's version.
+        found: i64,
+        /// The newest this build knows.
+        known: usize,
+    },
 }
 
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "database: {}: {}", self.doing, self.source)
+        match &self.reason {
+            StoreErrorKind::Sqlite(e) => write!(f, "database: {}: {e}", self.doing),
+            StoreErrorKind::NewerSchema { found, known } => write!(
+                f,
+                "database: {}: its schema version {found} is newer than this lookout knows ({known}); run a newer lookout, or pass another --db",
+                self.doing
+            ),
+        }
     }
 }
 
 impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
+        match &self.reason {
+            StoreErrorKind::Sqlite(e) => Some(e),
+            StoreErrorKind::NewerSchema { .. } => None,
+        }
     }
 }
 
 pub(super) fn ctx(doing: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
-    move |source| StoreError { doing, source }
+    move |e| StoreError {
+        doing,
+        reason: StoreErrorKind::Sqlite(e),
+    }
 }
 
 /// Migrations in order; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`. Never edit
@@ -136,6 +163,18 @@ impl Store {
         if current.is_none() {
             tx.execute("INSERT INTO schema_version (version) VALUES (0)", [])
                 .map_err(ctx("migrate"))?;
+        }
+        // A newer lookout's file: refused, untouched (an older build would misread it).
+        if let Some(found) =
+            current.filter(|v| usize::try_from(*v).is_ok_and(|v| v > MIGRATIONS.len()))
+        {
+            return Err(StoreError {
+                doing: "open",
+                reason: StoreErrorKind::NewerSchema {
+                    found,
+                    known: MIGRATIONS.len(),
+                },
+            });
         }
         let current = usize::try_from(current.unwrap_or(0)).unwrap_or(0);
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
@@ -335,5 +374,26 @@ mod tests {
         store.forget("p").expect("forget");
         assert!(store.restore("p").expect("read").is_none());
         assert_eq!(store.event_count().expect("count"), 1);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("l.db");
+        drop(Store::open(&path).expect("open"));
+        let conn = Connection::open(&path).expect("raw");
+        conn.execute("UPDATE schema_version SET version = 99", [])
+            .expect("bump");
+        drop(conn);
+        let err = Store::open(&path).expect_err("newer");
+        assert!(
+            err.to_string().contains("schema version 99 is newer"),
+            "{err}"
+        );
+        let conn = Connection::open(&path).expect("raw");
+        let v: i64 = conn
+            .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+            .expect("version");
+        assert_eq!(v, 99, "left as it was");
     }
 }
