@@ -1035,3 +1035,63 @@ fn bump_schema(db: &Path, version: u32) {
         .expect("python3");
     assert!(status.success());
 }
+
+/// Item 11: the event log is pruned to its retention in small steps while the server runs; the
+/// newest event stays so the numbering goes on.
+#[test]
+fn the_event_log_is_pruned_to_its_retention() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("lookout.db");
+    let mut child = Command::new(LOOKOUT)
+        .args(["serve", "--tick-ms", "50", "--retention", "1s", "--socket"])
+        .arg(dir.path().join("s.sock"))
+        .arg("--db")
+        .arg(&db)
+        .arg("--mirror-dir")
+        .arg(dir.path().join("m"))
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let socket = dir.path().join("s.sock");
+    wait_until(
+        "the socket",
+        || lookout::server::Client::connect(&socket).is_ok(),
+        String::new,
+    );
+    let mut c = lookout::server::Client::connect(&socket).expect("connect");
+    open_with(&mut c, "p", &["claude"]);
+    announce(&mut c, "p", "hook:claude");
+    for seq in 1..=6 {
+        let state = if seq % 2 == 0 { "working" } else { "blocked" };
+        c.call(
+            "report.state",
+            json!({"pane": "p", "source": "hook:claude", "seq": seq, "state": state}),
+        )
+        .expect("report");
+    }
+    let last = c.call("pane.list", json!({})).expect("list")["seq"]
+        .as_u64()
+        .expect("seq");
+    assert!(last >= 6, "events were logged");
+    let count = || {
+        Command::new("python3")
+            .arg("-c")
+            .arg("import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*), MAX(seq) FROM events').fetchone())")
+            .arg(&db)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+            .unwrap_or_default()
+    };
+    // Ticks go on (the pane is polled); once the events are a second old they go, the newest stays.
+    wait_until(
+        "old events to be pruned",
+        || {
+            let _ = c.call("agent.get", json!({"pane": "p"}));
+            count() == format!("(1, {last})")
+        },
+        count,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+}

@@ -68,18 +68,30 @@ pub struct Engine {
     unstored: Vec<Event>,
     /// Why the store last failed to commit; `None` while it commits.
     storage_error: Option<String>,
+    /// How long the event log keeps events (`None`: forever).
+    retention: Option<Duration>,
+    /// When the next pruning step is due.
+    prune_due: Instant,
 }
+
+/// Events one pruning step deletes at most: a step costs about one tick's own transaction.
+const PRUNE_BATCH: usize = 1000;
+/// How often the log is checked for events past retention once it is caught up (or every half
+/// retention, when that is shorter).
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 /// How long an early tick waits to batch reports that arrive together.
 const REPORT_BATCH: Duration = Duration::from_millis(20);
 
 impl Engine {
-    /// An engine over `world`, continuing the event numbering from the store's log.
+    /// An engine over `world`, continuing the event numbering from the store's log, and keeping
+    /// its events for `retention` (`None`: forever).
     pub fn new(
         mut world: World,
         identity: Identity,
         store: Option<Store>,
         mirror_dir: Option<PathBuf>,
+        retention: Option<Duration>,
     ) -> Engine {
         if let Some(last) = store.as_ref().and_then(|s| s.last_seq().ok()) {
             world.resource_mut::<EventCounter>().0 = EventSeq(last);
@@ -97,6 +109,8 @@ impl Engine {
             report_due: None,
             unstored: Vec::new(),
             storage_error: None,
+            retention,
+            prune_due: Instant::now(),
         }
     }
 
@@ -322,6 +336,7 @@ impl Engine {
             return;
         }
         let events = std::mem::take(&mut self.unstored);
+        self.prune_step();
         if !events.is_empty() {
             let lines: Vec<String> = events.iter().map(event_line).collect();
             self.subscribers
@@ -341,6 +356,30 @@ impl Engine {
             notifier.send(notified);
         }
         self.waiters.expire(Instant::now());
+    }
+
+    /// One small step of event-log retention, after a committed tick: at most [`PRUNE_BATCH`]
+    /// events, again next tick while there are more, else a minute later.
+    fn prune_step(&mut self) {
+        let (Some(store), Some(keep)) = (self.store.as_mut(), self.retention) else {
+            return;
+        };
+        let now = Instant::now();
+        if now < self.prune_due {
+            return;
+        }
+        let before = SystemTime::now()
+            .checked_sub(keep)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let later = now + PRUNE_EVERY.min(keep / 2);
+        self.prune_due = match store.prune(before, PRUNE_BATCH) {
+            Ok(n) if n == PRUNE_BATCH => now,
+            Ok(_) => later,
+            Err(e) => {
+                eprintln!("lookout: {e}");
+                later
+            }
+        };
     }
 
     fn answer(&mut self, ticket: Ticket, answer: Answer, stored: bool) {

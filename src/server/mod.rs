@@ -127,7 +127,12 @@ pub struct Config {
     pub log: Option<PathBuf>,
     /// The settings file with the notification rules (SPEC §14); `None` notifies nothing.
     pub settings: Option<PathBuf>,
+    /// How long the event log keeps events; `None` keeps them forever.
+    pub retention: Option<Duration>,
 }
+
+/// The event log's default retention: three days (`lookout serve --retention` says so too).
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(3 * 24 * 60 * 60);
 
 impl Config {
     /// The defaults: default socket, database and mirror directory, 500 ms ticks.
@@ -140,6 +145,7 @@ impl Config {
             mirror_dir: Some(default_mirror_dir()),
             log: None,
             settings: crate::notify::settings::default_path(),
+            retention: Some(DEFAULT_RETENTION),
         }
     }
 }
@@ -179,6 +185,21 @@ impl std::fmt::Display for ServeError {
 
 impl std::error::Error for ServeError {}
 
+/// A locked database whose holder is (about to be) serving our own socket is the start-up race
+/// two clients run (SPEC §12: one wins): that is `AlreadyRunning`, not an error.
+fn held_by_a_peer(socket: &std::path::Path, e: dblock::LockError) -> ServeError {
+    if matches!(e, dblock::LockError::Held { .. }) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            if UnixStream::connect(socket).is_ok() {
+                return ServeError::AlreadyRunning(socket.to_owned());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    ServeError::Locked(e)
+}
+
 /// A bound, ready server: the socket listens, the database is open, the world is built.
 pub struct Server {
     config: Config,
@@ -213,7 +234,7 @@ impl Server {
                     let _ = std::fs::create_dir_all(dir);
                 }
                 // The lock before the first read: a second server must not even migrate it.
-                let lock = dblock::lock(path).map_err(ServeError::Locked)?;
+                let lock = dblock::lock(path).map_err(|e| held_by_a_peer(&config.socket, e))?;
                 (
                     Some(store::Store::open(path).map_err(ServeError::Store)?),
                     Some(lock),
@@ -246,7 +267,13 @@ impl Server {
             started: std::time::Instant::now(),
             stop: stop_tx.clone(),
         };
-        let mut engine = engine::Engine::new(world, identity, store, config.mirror_dir.clone());
+        let mut engine = engine::Engine::new(
+            world,
+            identity,
+            store,
+            config.mirror_dir.clone(),
+            config.retention,
+        );
         let notifier = crate::notify::start(config.settings.clone(), state_dir())
             .map_err(ServeError::Thread)?;
         engine.set_notifier(notifier.clone());

@@ -295,6 +295,19 @@ impl Store {
             .map_err(ctx("forget pane"))
     }
 
+    /// Deletes at most `batch` of the oldest events logged before `before`, never the newest
+    /// one (the numbering continues from it); returns how many went. Looks at `batch` rows at
+    /// most, so a step is cheap however large the log.
+    pub fn prune(&mut self, before: SystemTime, batch: usize) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT ?1)
+                 AND time < ?2 AND seq < (SELECT MAX(seq) FROM events)",
+                params![i64::try_from(batch).unwrap_or(i64::MAX), rfc3339(before)],
+            )
+            .map_err(ctx("prune events"))
+    }
+
     /// How many events the log holds (tests, diagnostics).
     pub fn event_count(&self) -> Result<u64, StoreError> {
         self.conn
@@ -374,6 +387,35 @@ mod tests {
         store.forget("p").expect("forget");
         assert!(store.restore("p").expect("read").is_none());
         assert_eq!(store.event_count().expect("count"), 1);
+    }
+
+    #[test]
+    fn pruning_takes_old_events_in_steps_and_keeps_the_newest() {
+        let mut store = Store::memory().expect("store");
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+        let events: Vec<Event> = (1..=5)
+            .map(|seq| Event {
+                seq: EventSeq(seq),
+                time: at(seq),
+                pane: Arc::from("p"),
+                cause: None,
+                change: Change::Labels { labels: vec![] },
+            })
+            .collect();
+        store.write_tick(&events, &[]).expect("write");
+        assert_eq!(store.prune(at(4), 2).expect("prune"), 2);
+        assert_eq!(
+            store.prune(at(4), 2).expect("prune"),
+            1,
+            "seq 3; 4 is not older"
+        );
+        assert_eq!(
+            store.prune(at(100), 10).expect("prune"),
+            1,
+            "the newest stays"
+        );
+        assert_eq!(store.event_count().expect("count"), 1);
+        assert_eq!(store.last_seq().expect("seq"), 5);
     }
 
     #[test]
