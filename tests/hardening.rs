@@ -1095,3 +1095,22 @@ fn the_event_log_is_pruned_to_its_retention() {
     let _ = child.kill();
     let _ = child.wait();
 }
+
+/// Item 11: a request id past 64 bits comes back as the same integer, not a float.
+#[test]
+fn very_large_ids_come_back_as_integers() {
+    let (_dir, s) = served(50);
+    let mut raw = s.raw();
+    raw.send(b"{\"id\":123456789012345678901234567890,\"method\":\"hello\"}\n");
+    let mut line = String::new();
+    use std::io::BufRead as _;
+    raw.reader.read_line(&mut line).expect("answer");
+    assert!(
+        line.starts_with("{\"id\":123456789012345678901234567890,"),
+        "{line}"
+    );
+    raw.send(b"{\"id\":-99999999999999999999,\"method\":\"nope\"}\n");
+    line.clear();
+    raw.reader.read_line(&mut line).expect("answer");
+    assert!(line.starts_with("{\"id\":-99999999999999999999,"), "{line}");
+}

@@ -4,10 +4,9 @@
 //! spinning. At start the soft open-file limit is raised to the hard one. Edge only.
 
 use crate::server::conn::{Incoming, serve};
-use crate::server::protocol::{Response, WireError};
+use crate::server::protocol::{RequestId, Response, WireError};
 use crossbeam_channel::Sender;
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
-use serde_json::Value;
 use std::io::Write;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::sync::Arc;
@@ -97,7 +96,7 @@ fn is_fd_exhaustion(errno: i32) -> bool {
 fn refuse(mut stream: UnixStream, cap: usize) {
     let _ = stream.set_write_timeout(Some(Duration::from_millis(100)));
     let line = Response::err(
-        &Value::Null,
+        &RequestId::null(),
         WireError::new(
             "too_many_connections",
             format!(

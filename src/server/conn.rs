@@ -9,9 +9,8 @@
 use crate::server::accept::Slot;
 use crate::server::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};
 pub use crate::server::peer::{EVENT_QUEUE, Peer};
-use crate::server::protocol::{MAX_LINE, Request, WireError, parse_line};
+use crate::server::protocol::{MAX_LINE, Request, RequestId, WireError, parse_line};
 use crossbeam_channel::{Receiver, Sender, bounded};
-use serde_json::Value;
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -23,7 +22,7 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct Incoming {
     /// The request's id.
-    pub id: Value,
+    pub id: RequestId,
     /// The request.
     pub request: Request,
     /// Where to answer.
@@ -269,7 +268,7 @@ pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
                     "timeout",
                     format!("a request line was begun but not completed within {secs} s; closing"),
                 );
-                peer.reply(&Value::Null, Err(error));
+                peer.reply(&RequestId::null(), Err(error));
                 break;
             }
             Ok(line) => line,
@@ -290,7 +289,7 @@ pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
         }
         let parsed = match line {
             Line::TooLong => Err((
-                Value::Null,
+                RequestId::null(),
                 WireError::new(
                     "too_large",
                     format!("request line over {MAX_LINE} bytes; it was discarded"),

@@ -13,7 +13,7 @@ use crate::report::{Answer, Report, ReportBody};
 use crate::resources::{Clock, EventCounter, EventOutbox, Manifests, PaneIndex, Ticket};
 use crate::server::conn::{Incoming, Peer};
 use crate::server::mirror::{self, Ingested};
-use crate::server::protocol::{Request, WireError, event_line};
+use crate::server::protocol::{Request, RequestId, WireError, event_line};
 use crate::server::sources::{Sources, record_instance, same_instance};
 use crate::server::store::{PaneRow, Store};
 use crate::server::subscribe::Waiters;
@@ -28,7 +28,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// Who waits for a report's answer.
 #[derive(Debug)]
 struct Pending {
-    id: Value,
+    id: RequestId,
     /// `None`: a mirror file's report, answered into the log.
     peer: Option<Peer>,
     /// `report.session` answers `{}`, the others `{"applied","changed"}`.
@@ -217,7 +217,7 @@ impl Engine {
         peer.reply(&id, result);
     }
 
-    fn report(&mut self, id: Value, peer: Option<Peer>, report: Report) {
+    fn report(&mut self, id: RequestId, peer: Option<Peer>, report: Report) {
         let session = matches!(report.body, ReportBody::Session(_));
         let ticket = panes::report(&mut self.world, report);
         self.report_due
@@ -442,7 +442,7 @@ impl Engine {
 
     fn mirrored(&mut self, request: Request) {
         match into_report(request) {
-            Ok(report) => self.report(Value::Null, None, report),
+            Ok(report) => self.report(RequestId::null(), None, report),
             Err(other) => eprintln!("lookout: mirror file entry ignored: {other:?}"),
         }
     }

@@ -6,7 +6,7 @@
 //! [`STUCK_AFTER`], or passes [`HARD_UNSENT`], is dropped: its queue is discarded and the final
 //! `too_slow` line is the next thing written. The world thread only ever `try_send`s here.
 
-use crate::server::protocol::{Response, WireError, too_slow_line};
+use crate::server::protocol::{RequestId, Response, WireError, too_slow_line};
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
 use serde_json::Value;
 use std::io::{self, BufWriter, Write};
@@ -55,7 +55,7 @@ pub struct Peer {
 
 impl Peer {
     /// Sends a response; false when the connection is gone or hopelessly behind.
-    pub fn reply(&self, id: &Value, result: Result<Value, WireError>) -> bool {
+    pub fn reply(&self, id: &RequestId, result: Result<Value, WireError>) -> bool {
         let line = match result {
             Ok(v) => Response::ok(id, v),
             Err(e) => Response::err(id, e),

@@ -11,6 +11,7 @@ use crate::event::{Change, Event, rfc3339};
 use crate::report::{ReportedState, TurnEndStatus};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 /// The protocol version `hello` returns. Bump it only for an incompatible change; additions are
@@ -82,6 +83,36 @@ impl WireError {
     }
 }
 
+/// A request's id as the client wrote it, echoed byte for byte: any JSON value, and an integer
+/// past 64 bits stays that integer (through `serde_json::Value` it came back a float).
+#[derive(Debug, Clone, Serialize)]
+#[serde(transparent)]
+pub struct RequestId(Box<RawValue>);
+
+impl RequestId {
+    /// `null`: the id of a line that had none or could not be read.
+    pub fn null() -> Self {
+        RequestId(RawValue::NULL.to_owned())
+    }
+
+    /// The id's JSON text.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+}
+
+impl Default for RequestId {
+    fn default() -> Self {
+        RequestId::null()
+    }
+}
+
+impl PartialEq for RequestId {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
 /// A response line: `{"id","result"}` or `{"id","error"}`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Response {
@@ -95,20 +126,30 @@ pub struct Response {
     pub error: Option<WireError>,
 }
 
+/// A response as the server writes it, with the id echoed verbatim.
+#[derive(Serialize)]
+struct Outgoing<'a> {
+    id: &'a RequestId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<WireError>,
+}
+
 impl Response {
     /// A success line (without the trailing newline).
-    pub fn ok(id: &Value, result: Value) -> String {
-        line(&Response {
-            id: id.clone(),
+    pub fn ok(id: &RequestId, result: Value) -> String {
+        line(&Outgoing {
+            id,
             result: Some(result),
             error: None,
         })
     }
 
     /// An error line (without the trailing newline).
-    pub fn err(id: &Value, error: WireError) -> String {
-        line(&Response {
-            id: id.clone(),
+    pub fn err(id: &RequestId, error: WireError) -> String {
+        line(&Outgoing {
+            id,
             result: None,
             error: Some(error),
         })
@@ -233,7 +274,7 @@ pub const DEFAULT_WAIT_MS: u64 = 30_000;
 #[derive(Deserialize)]
 struct Envelope {
     #[serde(default)]
-    id: Value,
+    id: Option<Box<RawValue>>,
     method: Value,
     #[serde(default)]
     params: Value,
@@ -305,14 +346,14 @@ fn params<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result
 
 /// Parses one request line (without its newline). On failure returns the id when it could be
 /// read (else null) and the error to answer with.
-pub fn parse_line(line: &[u8]) -> Result<(Value, Request), (Value, WireError)> {
+pub fn parse_line(line: &[u8]) -> Result<(RequestId, Request), (RequestId, WireError)> {
     let envelope: Envelope = serde_json::from_slice(line).map_err(|e| {
         (
-            Value::Null,
+            RequestId::null(),
             WireError::new("bad_request", format!("not a JSON request object: {e}")),
         )
     })?;
-    let id = envelope.id;
+    let id = envelope.id.map_or_else(RequestId::null, RequestId);
     let Value::String(method) = envelope.method else {
         return Err((
             id,
@@ -528,6 +569,14 @@ mod tests {
         let Err((id, _)) = parse_line(br#"{"id":"x7","method":"nope"}"#) else {
             panic!("parsed")
         };
-        assert_eq!(id, json!("x7"));
+        assert_eq!(id.as_str(), r#""x7""#);
+        let Ok((id, _)) = parse_line(br#"{"id":123456789012345678901234567890,"method":"hello"}"#)
+        else {
+            panic!("hello")
+        };
+        assert_eq!(
+            Response::ok(&id, json!({})),
+            r#"{"id":123456789012345678901234567890,"result":{}}"#
+        );
     }
 }
