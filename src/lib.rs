@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod components;
 pub mod event;
+pub mod fuzzing;
 pub mod manifest;
 pub mod notify;
 pub mod panes;
