@@ -1114,3 +1114,30 @@ fn very_large_ids_come_back_as_integers() {
     raw.reader.read_line(&mut line).expect("answer");
     assert!(line.starts_with("{\"id\":-99999999999999999999,"), "{line}");
 }
+
+/// Item 5: a database path that is a planted symlink is refused, and its target left alone.
+#[test]
+fn a_symlinked_database_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Empty: SQLite would happily turn it into a database through the link.
+    let victim = dir.path().join("victim");
+    write(&victim, "");
+    let db = dir.path().join("lookout.db");
+    std::os::unix::fs::symlink(&victim, &db).expect("plant");
+    let out = finish({
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(["serve", "--socket"])
+            .arg(dir.path().join("s.sock"))
+            .arg("--db")
+            .arg(&db)
+            .arg("--mirror-dir")
+            .arg(dir.path().join("m"));
+        cmd
+    });
+    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::metadata(&victim).expect("victim").len(),
+        0,
+        "written through"
+    );
+}

@@ -157,6 +157,8 @@ pub enum ServeError {
     AlreadyRunning(PathBuf),
     /// The socket could not be created.
     Socket(PathBuf, std::io::Error),
+    /// lookout's state directory is not its own (or cannot be made).
+    StateDir(PathBuf, std::io::Error),
     /// The database could not be opened.
     Store(store::StoreError),
     /// Another server holds the database.
@@ -176,6 +178,9 @@ impl std::fmt::Display for ServeError {
                 )
             }
             ServeError::Socket(p, e) => write!(f, "cannot listen on {}: {e}", p.display()),
+            ServeError::StateDir(p, e) => {
+                write!(f, "cannot use the state directory {}: {e}", p.display())
+            }
             ServeError::Store(e) => write!(f, "{e}"),
             ServeError::Locked(e) => write!(f, "{e}"),
             ServeError::Thread(e) => write!(f, "cannot start a thread: {e}"),
@@ -231,7 +236,13 @@ impl Server {
         let (store, db_lock) = match &config.db {
             Some(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    let _ = std::fs::create_dir_all(dir);
+                    if *path == default_db_path() {
+                        // lookout's own state directory: ours, 0700, not a symlink.
+                        private::own_dir(dir)
+                            .map_err(|e| ServeError::StateDir(dir.to_owned(), e))?;
+                    } else {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
                 }
                 // The lock before the first read: a second server must not even migrate it.
                 let lock = dblock::lock(path).map_err(|e| held_by_a_peer(&config.socket, e))?;

@@ -119,7 +119,9 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let conn = Connection::open(path).map_err(ctx("open"))?;
+        // Never through a planted symlink (issue 13): the file must be the one at this path.
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(ctx("open"))?;
         Store::init(conn)
     }
 
