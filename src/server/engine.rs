@@ -3,10 +3,9 @@
 //!
 //! Everything that touches the world happens here, on one thread, so a subscriber registered
 //! before its snapshot sees exactly the events after it (§8.4). Requests come from `conn`; the
-//! tick's I/O is the mirror directory (`mirror`) and the database (`store`). Request handlers that
-//! only read or queue live in `handlers`.
+//! tick's I/O is the mirror directory (`mirror`) and the database (`store`, written by
+//! `persist`). Request handlers that only read or queue live in `handlers`.
 
-use crate::components::{AgentKind, Attention, Labels, Lifecycle, PaneId};
 use crate::event::{Change, Event, EventSeq};
 use crate::panes;
 use crate::report::{Answer, Report, ReportBody};
@@ -15,12 +14,14 @@ use crate::server::conn::{Incoming, Peer};
 use crate::server::mirror::{self, Ingested};
 use crate::server::protocol::{Request, RequestId, WireError, event_line};
 use crate::server::sources::{Sources, record_instance, same_instance};
-use crate::server::store::{PaneRow, Store};
+use crate::server::store::Store;
 use crate::server::subscribe::Waiters;
+
+mod persist;
 use bevy_ecs::world::World;
 use crossbeam_channel::{Receiver, Sender, select};
 use serde_json::{Value, json};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -73,12 +74,6 @@ pub struct Engine {
     /// When the next pruning step is due.
     prune_due: Instant,
 }
-
-/// Events one pruning step deletes at most: a step costs about one tick's own transaction.
-const PRUNE_BATCH: usize = 1000;
-/// How often the log is checked for events past retention once it is caught up (or every half
-/// retention, when that is shorter).
-const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 /// How long an early tick waits to batch reports that arrive together.
 const REPORT_BATCH: Duration = Duration::from_millis(20);
@@ -358,30 +353,6 @@ impl Engine {
         self.waiters.expire(Instant::now());
     }
 
-    /// One small step of event-log retention, after a committed tick: at most [`PRUNE_BATCH`]
-    /// events, again next tick while there are more, else a minute later.
-    fn prune_step(&mut self) {
-        let (Some(store), Some(keep)) = (self.store.as_mut(), self.retention) else {
-            return;
-        };
-        let now = Instant::now();
-        if now < self.prune_due {
-            return;
-        }
-        let before = SystemTime::now()
-            .checked_sub(keep)
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        let later = now + PRUNE_EVERY.min(keep / 2);
-        self.prune_due = match store.prune(before, PRUNE_BATCH) {
-            Ok(n) if n == PRUNE_BATCH => now,
-            Ok(_) => later,
-            Err(e) => {
-                eprintln!("lookout: {e}");
-                later
-            }
-        };
-    }
-
     fn answer(&mut self, ticket: Ticket, answer: Answer, stored: bool) {
         let Some(Pending { id, peer, session }) = self.pending.remove(&ticket) else {
             return;
@@ -444,63 +415,6 @@ impl Engine {
         match into_report(request) {
             Ok(report) => self.report(RequestId::null(), None, report),
             Err(other) => eprintln!("lookout: mirror file entry ignored: {other:?}"),
-        }
-    }
-
-    /// Writes every unstored event and the rows of the panes they touched in one transaction;
-    /// true when it committed (or there is no store). Logs when the store starts and stops failing.
-    fn persist(&mut self) -> bool {
-        let Some(store) = self.store.as_mut() else {
-            return true;
-        };
-        let events = &self.unstored;
-        let touched: BTreeSet<&str> = events.iter().map(|e| &*e.pane).collect();
-        let index = self.world.resource::<PaneIndex>();
-        let mut rows = Vec::new();
-        for pane in touched {
-            let Some(entity) = index.get(pane) else {
-                continue;
-            };
-            let e = self.world.entity(entity);
-            if let (Some(id), Some(lc), Some(att), Some(labels), Some(kind)) = (
-                e.get::<PaneId>(),
-                e.get::<Lifecycle>(),
-                e.get::<Attention>(),
-                e.get::<Labels>(),
-                e.get::<AgentKind>(),
-            ) {
-                let _ = id;
-                rows.push(PaneRow {
-                    pane,
-                    kind: kind.name.as_deref(),
-                    lifecycle: lc,
-                    attention: att,
-                    labels,
-                });
-            }
-        }
-        // One bad write never stops the tick: the state stays in memory, its events are held, and
-        // the next tick writes them again.
-        match store.write_tick(events, &rows) {
-            Ok(()) => {
-                if self.storage_error.take().is_some() {
-                    eprintln!(
-                        "lookout: the database commits again; {} held event(s) stored",
-                        events.len()
-                    );
-                }
-                true
-            }
-            Err(e) => {
-                let reason = e.to_string();
-                if self.storage_error.as_deref() != Some(&reason) {
-                    eprintln!(
-                        "lookout: {reason}; reports are answered `storage` and events held until it commits"
-                    );
-                }
-                self.storage_error = Some(reason);
-                false
-            }
         }
     }
 }

@@ -14,6 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
+mod id;
+pub use id::RequestId;
+
 /// The protocol version `hello` returns. Bump it only for an incompatible change; additions are
 /// announced as features instead.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -80,36 +83,6 @@ impl WireError {
             "unknown_pane",
             format!("no pane `{pane}`; open it first (pane.open)"),
         )
-    }
-}
-
-/// A request's id as the client wrote it, echoed byte for byte: any JSON value, and an integer
-/// past 64 bits stays that integer (through `serde_json::Value` it came back a float).
-#[derive(Debug, Clone, Serialize)]
-#[serde(transparent)]
-pub struct RequestId(Box<RawValue>);
-
-impl RequestId {
-    /// `null`: the id of a line that had none or could not be read.
-    pub fn null() -> Self {
-        RequestId(RawValue::NULL.to_owned())
-    }
-
-    /// The id's JSON text.
-    pub fn as_str(&self) -> &str {
-        self.0.get()
-    }
-}
-
-impl Default for RequestId {
-    fn default() -> Self {
-        RequestId::null()
-    }
-}
-
-impl PartialEq for RequestId {
-    fn eq(&self, other: &Self) -> bool {
-        self.as_str() == other.as_str()
     }
 }
 
