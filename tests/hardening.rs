@@ -491,6 +491,14 @@ fn a_client_refuses_a_server_run_by_another_user() {
     assert!(stderr.contains(&format!("served by uid {uid}")), "{stderr}");
 }
 
+/// A socket path with no server where `lookout report` starts none either (as after `lookout
+/// stop`): the report is left in the mirror and nothing runs on in the background.
+fn no_server(dir: &Path) -> std::path::PathBuf {
+    let socket = dir.join("nobody.sock");
+    write(&dir.join("nobody.sock.stopped"), "0");
+    socket
+}
+
 /// Item 5: planted symlinks in lookout's state directory never redirect a write (the sequence
 /// counter, the mirror file and its temp file), and the report still goes through.
 #[test]
@@ -518,7 +526,7 @@ fn planted_symlinks_never_redirect_a_report() {
         cmd.args([
             "report", "--pane", "p1", "--agent", "claude", "state", "working",
         ])
-        .env("LOOKOUT_SOCKET", dir.path().join("nobody.sock"))
+        .env("LOOKOUT_SOCKET", no_server(dir.path()))
         .env("XDG_STATE_HOME", dir.path().join("state"));
         cmd
     });
@@ -571,7 +579,7 @@ fn without_home_the_state_dir_comes_from_the_password_database() {
         cmd.args([
             "report", "--pane", &pane, "--agent", "claude", "state", "working",
         ])
-        .env("LOOKOUT_SOCKET", dir.path().join("nobody.sock"))
+        .env("LOOKOUT_SOCKET", no_server(dir.path()))
         .env_remove("HOME")
         .env_remove("XDG_STATE_HOME");
         cmd
@@ -704,20 +712,27 @@ fn a_client_that_never_reads_is_bounded_and_told_too_slow() {
 fn a_mirror_report_waits_for_its_pane_after_a_restart() {
     let (dir, mut s) = served(50);
     s.stop();
-    let report = s
-        .command(&[
-            "report",
-            "--pane",
-            "late",
-            "--agent",
-            "claude",
-            "--mirror-dir",
-        ])
-        .arg(&s.mirror)
-        .args(["state", "working"])
-        .output()
-        .expect("report");
-    assert!(report.status.success(), "{report:?}");
+    // What `lookout report` leaves when the socket is down (its own library call; the CLI would
+    // also start a server in the background, which this test starts itself).
+    let queued = |method: &str, params: serde_json::Value| lookout::server::mirror::Queued {
+        method: method.into(),
+        params,
+    };
+    lookout::server::mirror::write(
+        &s.mirror,
+        "late",
+        &[
+            queued(
+                "report.session",
+                json!({"pane": "late", "source": "cli:claude", "session": "s"}),
+            ),
+            queued(
+                "report.state",
+                json!({"pane": "late", "source": "cli:claude", "seq": 1, "state": "working"}),
+            ),
+        ],
+    )
+    .expect("mirror");
     let file = s.mirror.join(lookout::server::mirror::file_name("late"));
     assert!(file.exists(), "the report was mirrored");
     let s = Served::start_in(dir.path(), 50);
