@@ -986,8 +986,12 @@ fn escapes_in_pane_ids_never_reach_the_terminal() {
     let (_dir, s) = served(50);
     let mut c = s.client();
     let evil = "evil\x1b]0;pwned\x07\x1b[2J\u{9b}31m";
-    c.call("pane.open", json!({"pane": evil, "rows": 24, "cols": 80}))
-        .expect("open");
+    // An agent pane (the board leaves plain shells out).
+    c.call(
+        "pane.open",
+        json!({"pane": evil, "rows": 24, "cols": 80, "kind": "claude"}),
+    )
+    .expect("open");
     for args in [
         vec!["status"],
         vec![
