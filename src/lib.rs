@@ -3,6 +3,7 @@
 pub mod cli;
 pub mod components;
 pub mod event;
+pub mod fuzzing;
 pub mod manifest;
 pub mod notify;
 pub mod panes;
@@ -32,6 +33,7 @@ pub fn world(catalog: Arc<Catalog>) -> World {
     world.insert_resource(Manifests(catalog));
     world.insert_resource(Clock::at(Instant::now(), SystemTime::now()));
     world.insert_resource(PaneIndex::default());
+    world.insert_resource(ScreenCells::default());
     world.insert_resource(OutputInbox::default());
     world.insert_resource(ProcessInbox::default());
     world.insert_resource(ReportInbox::default());

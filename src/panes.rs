@@ -122,15 +122,30 @@ pub struct Restore {
     pub labels: Vec<String>,
 }
 
-/// The pane already exists.
+/// Why a pane could not be opened.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PaneExists;
+pub enum OpenError {
+    /// The pane already exists.
+    Exists,
+    /// Its screen is out of bounds or does not fit the world's screen memory.
+    Size(SizeError),
+}
+
+/// Why a pane could not be resized.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ResizeError {
+    /// No pane has that id.
+    Unknown,
+    /// The new screen is out of bounds or does not fit.
+    Size(SizeError),
+}
 
 /// No pane has that id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownPane;
 
 /// Opens a pane (`pane.open`). `kind`: named by the embedder (identification never overrides it).
+/// The screen must be within [`check_size`] and fit [`ScreenCells`].
 pub fn open_pane(
     world: &mut World,
     id: &str,
@@ -138,10 +153,15 @@ pub fn open_pane(
     cols: u16,
     kind: Option<&str>,
     restore: Option<Restore>,
-) -> Result<Entity, PaneExists> {
+) -> Result<Entity, OpenError> {
     if world.resource::<PaneIndex>().get(id).is_some() {
-        return Err(PaneExists);
+        return Err(OpenError::Exists);
     }
+    let pane = PaneId::new(id);
+    world
+        .resource_mut::<ScreenCells>()
+        .reserve(&pane, rows, cols)
+        .map_err(OpenError::Size)?;
     let clock = *world.resource::<Clock>();
     let agent = match kind {
         Some(name) => AgentKind {
@@ -169,7 +189,6 @@ pub fn open_pane(
         labels: restore.labels,
         ..Labels::default()
     };
-    let pane = PaneId::new(id);
     let entity = world
         .spawn((
             (
@@ -200,11 +219,13 @@ pub fn open_pane(
 
 /// Closes a pane (`pane.close`): it is forgotten; its events stay wherever they were sent.
 pub fn close_pane(world: &mut World, id: &str) -> Result<(), UnknownPane> {
+    let pane = PaneId::new(id);
     let entity = world
         .resource_mut::<PaneIndex>()
         .0
-        .remove(&PaneId::new(id))
+        .remove(&pane)
         .ok_or(UnknownPane)?;
+    world.resource_mut::<ScreenCells>().release(&pane);
     world.despawn(entity);
     Ok(())
 }
@@ -220,9 +241,13 @@ pub fn feed(world: &mut World, id: &str, bytes: &[u8]) -> Result<(), UnknownPane
     Ok(())
 }
 
-/// Queues a resize for the next tick.
-pub fn resize(world: &mut World, id: &str, rows: u16, cols: u16) -> Result<(), UnknownPane> {
-    entity(world, id)?;
+/// Queues a resize for the next tick; the new screen must be within bounds and fit.
+pub fn resize(world: &mut World, id: &str, rows: u16, cols: u16) -> Result<(), ResizeError> {
+    entity(world, id).map_err(|_| ResizeError::Unknown)?;
+    world
+        .resource_mut::<ScreenCells>()
+        .reserve(&PaneId::new(id), rows, cols)
+        .map_err(ResizeError::Size)?;
     world.resource_mut::<OutputInbox>().resize(id, rows, cols);
     Ok(())
 }

@@ -4,9 +4,10 @@
 //! time drives the `Clock`.
 
 use crate::components::LifecycleState;
+use crate::components::{MAX_COLS, MAX_ROWS};
 use crate::event::Change;
 use crate::manifest::Catalog;
-use crate::pty::asciicast::{Cast, EventKind};
+use crate::pty::asciicast::{Cast, EventKind, MAX_TIME, MAX_TIMESTAMP};
 use crate::resources::{Clock, EventOutbox};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -81,10 +82,13 @@ pub fn marker_accepts(label: &str, state: LifecycleState) -> bool {
 pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
     let mut world = crate::world(catalog);
     let start = Instant::now();
-    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(cast.header.timestamp.unwrap_or(0));
+    // `read` bounds the header and every event; a cast built in code is clamped the same way.
+    let stamp = cast.header.timestamp.unwrap_or(0).min(MAX_TIMESTAMP);
+    let wall = SystemTime::UNIX_EPOCH + Duration::from_secs(stamp);
     *world.resource_mut::<Clock>() = Clock::at(start, wall);
-    let (rows, cols) = (cast.header.height.max(1), cast.header.width.max(1));
-    // A fresh world has no panes, so opening cannot collide.
+    let rows = cast.header.height.clamp(1, MAX_ROWS);
+    let cols = cast.header.width.clamp(1, MAX_COLS);
+    // A fresh world has no panes and a bounded screen fits, so opening cannot fail.
     let _ = crate::panes::open_pane(&mut world, PANE, rows, cols, Some(kind), None);
     let events = world.resource::<EventOutbox>().events().clone();
     let mut out = Replay {
@@ -107,7 +111,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             }
         }
     };
-    for event in &cast.events {
+    for event in cast.events.iter().take_while(|e| e.time <= MAX_TIME) {
         while next_tick <= event.time {
             tick(&mut world, next_tick, &mut out);
             next_tick += TICK;
@@ -136,7 +140,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             }
         }
     }
-    if let Some(last) = cast.events.last() {
+    if let Some(last) = cast.events.iter().rfind(|e| e.time <= MAX_TIME) {
         // Let the last screen settle, as a person would see it a moment later.
         let end = last.time + Duration::from_secs(2);
         while next_tick <= end {

@@ -78,7 +78,9 @@ proptest! {
         let mut world = world();
         for chunk in &chunks {
             panes::feed(&mut world, "p", chunk).expect("pane");
-            panes::resize(&mut world, "p", (chunk.len() % 60) as u16, (chunk.len() % 300) as u16).expect("pane");
+            // A size out of bounds (0 here) is refused with a reason, never applied.
+            let resized = panes::resize(&mut world, "p", (chunk.len() % 60) as u16, (chunk.len() % 300) as u16);
+            prop_assert!(!matches!(resized, Err(panes::ResizeError::Unknown)), "{resized:?}");
             tick(&mut world, 500);
         }
         prop_assert!(panes::state(&world, "p").is_ok());

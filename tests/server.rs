@@ -169,7 +169,7 @@ fn every_error_code_and_the_connection_stays_usable() {
         ),
         (
             r#"{"id":3,"method":"pane.open","params":{"pane":"q","rows":0,"cols":80}}"#,
-            "bad_request",
+            "bad_params",
         ),
         (
             r#"{"id":4,"method":"pane.feed","params":{"pane":"p","data":"***"}}"#,

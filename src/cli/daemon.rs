@@ -46,16 +46,28 @@ pub fn log_path() -> PathBuf {
 
 /// A client of the server on `socket`, starting the server first when none answers.
 pub fn connect(socket: &Path) -> anyhow::Result<Client> {
-    if let Ok(client) = Client::connect(socket) {
+    if let Some(client) = existing(socket)? {
         return Ok(client);
     }
     start_and_connect(socket)
 }
 
+/// The server already on `socket`, if one answers. A socket served by another user (or not ours
+/// to open) is an error: starting a server of our own there could not help (issue 13).
+fn existing(socket: &Path) -> anyhow::Result<Option<Client>> {
+    match Client::connect(socket) {
+        Ok(client) => Ok(Some(client)),
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(anyhow::Error::new(e).context(format!("cannot use {}", socket.display())))
+        }
+        Err(_) => Ok(None),
+    }
+}
+
 /// For what runs unattended (a pane's link, a hook): like [`connect`], except that after a
 /// deliberate `lookout stop` no server is started — it comes back when the person runs a command.
 pub fn reconnect(socket: &Path) -> anyhow::Result<Client> {
-    if let Ok(client) = Client::connect(socket) {
+    if let Some(client) = existing(socket)? {
         return Ok(client);
     }
     if ServerLock::stopped(socket) {

@@ -12,6 +12,7 @@ mod explain;
 mod hooks;
 mod link;
 mod next;
+mod printable;
 mod pty_command;
 mod record;
 mod replay;

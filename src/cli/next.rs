@@ -40,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_default();
     println!(
         "{}\t{}{place}",
-        super::status::printable(&pane.pane),
+        super::printable::printable(&pane.pane),
         Badge::of(&pane).name()
     );
     Ok(ExitCode::SUCCESS)

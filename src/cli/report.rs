@@ -13,6 +13,7 @@ use crate::event::rfc3339;
 use crate::pty::tmux::Socket;
 use crate::report::{ReportedState, TurnEndStatus};
 use crate::server::mirror::{self, Queued};
+use crate::server::private::own_dir;
 use crate::server::{
     Client, ClientError, default_mirror_dir, default_socket_path, env_socket, state_dir,
 };
@@ -162,7 +163,12 @@ fn deliver(args: &Args) -> anyhow::Result<Outcome> {
     if let Some((method, mut params)) = body(&args.what, &source)? {
         let seq = match args.seq {
             Some(seq) => seq,
-            None => next_seq(&pane, &source)?,
+            // A counter that cannot be used (a planted link, a foreign directory) must not
+            // stop the report: the time is a number that is never stale.
+            None => next_seq(&pane, &source).unwrap_or_else(|e| {
+                eprintln!("lookout: {e:#}; numbering this report by the clock");
+                now_micros()
+            }),
         };
         params["pane"] = json!(pane);
         params["source"] = json!(source);
@@ -182,7 +188,14 @@ fn deliver(args: &Args) -> anyhow::Result<Outcome> {
         Err(err) => {
             // The server comes up in the background and applies the mirror file; the hook does not wait.
             daemon::start_detached(&socket);
-            let dir = args.mirror_dir.clone().unwrap_or_else(default_mirror_dir);
+            let dir = match args.mirror_dir.clone() {
+                Some(dir) => dir,
+                None => {
+                    own_dir(&state_dir())
+                        .with_context(|| "the state directory is not lookout's own".to_string())?;
+                    default_mirror_dir()
+                }
+            };
             let path = mirror::write(&dir, &pane, &requests)
                 .with_context(|| format!("writing the mirror file in {}", dir.display()))?;
             return Ok(Outcome::Mirrored(format!(
@@ -287,19 +300,16 @@ fn env(name: &str) -> Option<String> {
 /// The next sequence number for `pane`/`source`: one more than the last, and never below the
 /// current time in microseconds, so a lost counter file cannot make reports stale.
 fn next_seq(pane: &str, source: &str) -> anyhow::Result<u64> {
+    own_dir(&state_dir())?;
     let dir = state_dir().join("report-seq");
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    own_dir(&dir)?;
     let name = format!("{}--{}", mirror::file_name(pane), mirror::file_name(source));
     counter(&dir.join(name))
 }
 
 fn counter(path: &Path) -> anyhow::Result<u64> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
+    // Never through a planted symlink: it would overwrite the link's target.
+    let file = crate::server::private::open_rw(path)
         .with_context(|| format!("opening {}", path.display()))?;
     // Two hooks firing at once must not draw the same number.
     let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
@@ -307,15 +317,19 @@ fn counter(path: &Path) -> anyhow::Result<u64> {
     let mut text = String::new();
     file.read_to_string(&mut text)?;
     let last: u64 = text.trim().parse().unwrap_or(0);
-    let now = SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .unwrap_or_default()
-        .as_micros();
-    let next = (last + 1).max(u64::try_from(now).unwrap_or(0));
+    let next = last.saturating_add(1).max(now_micros());
     file.set_len(0)?;
     file.rewind()?;
     write!(file, "{next}")?;
     Ok(next)
+}
+
+fn now_micros() -> u64 {
+    let now = SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .unwrap_or_default()
+        .as_micros();
+    u64::try_from(now).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

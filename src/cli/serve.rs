@@ -45,6 +45,10 @@ pub struct Args {
     /// The file this server's output goes to (shown by `lookout status`).
     #[arg(long, hide = true, value_name = "PATH")]
     log: Option<PathBuf>,
+    /// How long the event log keeps events: `3d`, `12h`, `30m`, `45s`; `0` keeps them forever.
+    /// Old events are pruned in small steps between ticks.
+    #[arg(long, value_name = "AGE", default_value = "3d", value_parser = parse_age)]
+    retention: Duration,
 }
 
 /// Arguments of `lookout stop`.
@@ -53,6 +57,32 @@ pub struct StopArgs {
     /// The server's socket [default: $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     pub socket: Option<PathBuf>,
+}
+
+/// `<number><s|m|h|d>` (or a bare `0`) as a duration.
+fn parse_age(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    if text == "0" {
+        return Ok(Duration::ZERO);
+    }
+    let (number, unit) = text.split_at(text.len().saturating_sub(1));
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => {
+            return Err(format!(
+                "`{text}`: expected a number and s, m, h or d (like 3d)"
+            ));
+        }
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .map(Duration::from_secs)
+        .ok_or_else(|| format!("`{text}`: expected a number and s, m, h or d (like 3d)"))
 }
 
 /// Runs the server until a signal stops it.
@@ -80,6 +110,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         mirror_dir: Some(args.mirror_dir.unwrap_or_else(default_mirror_dir)),
         log: args.log,
         settings: crate::notify::settings::default_path(),
+        retention: Some(args.retention).filter(|r| !r.is_zero()),
     };
     let socket = config.socket.clone();
     // Before anything else: a signal that arrives while manifests compile must still stop us cleanly.

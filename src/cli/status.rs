@@ -3,6 +3,7 @@
 //! The RULES column says `unverified` for a pane whose kind has no recording behind its rules
 //! (`unverified` in the JSON).
 
+use super::printable::printable;
 use crate::server::client::snapshot;
 use serde_json::json;
 use std::path::PathBuf;
@@ -42,6 +43,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             crate::cli::report::log_path().display()
         );
     }
+    if let Some(storage) = result.get("storage").filter(|s| s["ok"] == false) {
+        eprintln!(
+            "lookout: warning: the server cannot store its state ({}); reports are not acknowledged until it can",
+            storage["error"].as_str().unwrap_or("unknown reason")
+        );
+    }
     let (_, panes) = snapshot(result)?;
     println!(
         "{:<24} {:<10} {:<9} {:<10} {:<24} {:<24} RULES",
@@ -61,14 +68,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         };
         // a kind whose rules no recording proves: its state is a best guess, say so per pane
         let rules = if p.unverified { "unverified" } else { "-" };
+        // Ids, kinds and labels come from other programs: never let them drive the terminal.
         println!(
             "{:<24} {:<10} {:<9} {:<10} {:<24} {:<24} {}",
             printable(&p.pane),
-            p.kind.as_deref().map_or("-".into(), printable),
+            printable(p.kind.as_deref().unwrap_or("-")),
             p.lifecycle.name(),
             attention,
-            labels,
-            p.since,
+            printable(&labels),
+            printable(&p.since),
             rules
         );
     }
@@ -99,19 +107,5 @@ fn last_report_problem() -> Option<String> {
         return None;
     }
     let text = std::fs::read_to_string(&path).ok()?;
-    text.lines().last().map(printable)
-}
-
-/// Text from outside (pane ids, log lines) with control characters escaped, so it can never
-/// steer the terminal it is printed on.
-pub fn printable(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
+    text.lines().last().map(|l| printable(l).into_owned())
 }

@@ -1,6 +1,10 @@
 //! `Screen`: the pane's headless terminal (a `vt100` parser, no scrollback) and when it last
 //! changed. Written by `ingest_output` only. `Osc` collects the title and OSC 9;4 progress the
 //! parser sees so that ingest can move them into `Title`/`Progress`.
+//!
+//! The size bounds live here too (§11, issue 13): vt100 allocates every cell up front (~32 bytes
+//! each, twice once the alternate screen is used), so a hostile `rows × cols` would abort the
+//! process. [`check_size`] is the one check the wire, the recordings and the embedder API share.
 
 use bevy_ecs::component::Component;
 use std::num::NonZeroU16;
@@ -32,6 +36,59 @@ impl vt100::Callbacks for Osc {
     }
 }
 
+/// The most rows a pane's screen may have.
+pub const MAX_ROWS: u16 = 500;
+/// The most columns a pane's screen may have.
+pub const MAX_COLS: u16 = 1000;
+/// The most cells all screens of one world may hold together (~256 MiB of vt100 cells, 512 MiB
+/// with every alternate screen in use): past it new panes and growing resizes are refused.
+pub const MAX_TOTAL_CELLS: u64 = 8 << 20;
+
+/// Why a screen size was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeError {
+    /// Rows or columns outside `1..=MAX_ROWS` / `1..=MAX_COLS`.
+    OutOfRange {
+        /// Rows asked for.
+        rows: u16,
+        /// Columns asked for.
+        cols: u16,
+    },
+    /// The screens the world holds would pass [`MAX_TOTAL_CELLS`].
+    OverBudget {
+        /// Cells asked for.
+        asked: u64,
+        /// Cells the other screens hold.
+        in_use: u64,
+    },
+}
+
+impl std::fmt::Display for SizeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SizeError::OutOfRange { rows, cols } => write!(
+                f,
+                "a screen of {rows} rows x {cols} cols is out of bounds: rows must be 1..={MAX_ROWS}, cols 1..={MAX_COLS}"
+            ),
+            SizeError::OverBudget { asked, in_use } => write!(
+                f,
+                "a screen of {asked} cells does not fit: the open panes hold {in_use} of at most {MAX_TOTAL_CELLS} cells; close a pane or use a smaller screen"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for SizeError {}
+
+/// Checks `rows × cols` against the per-screen bounds.
+pub fn check_size(rows: u16, cols: u16) -> Result<u64, SizeError> {
+    if (1..=MAX_ROWS).contains(&rows) && (1..=MAX_COLS).contains(&cols) {
+        Ok(u64::from(rows) * u64::from(cols))
+    } else {
+        Err(SizeError::OutOfRange { rows, cols })
+    }
+}
+
 /// The pane's visible screen and when it last changed.
 #[derive(Component)]
 pub struct Screen {
@@ -42,14 +99,20 @@ pub struct Screen {
 }
 
 impl Screen {
-    /// A blank screen of `rows` × `cols` (each at least 1).
+    /// A blank screen of `rows` × `cols`, clamped into the bounds (callers check first with
+    /// [`check_size`]; the clamp only keeps a caller that did not from allocating gigabytes).
     pub fn new(rows: u16, cols: u16) -> Self {
-        let rows = NonZeroU16::new(rows).unwrap_or(NonZeroU16::MIN);
-        let cols = NonZeroU16::new(cols).unwrap_or(NonZeroU16::MIN);
+        let (rows, cols) = clamp(rows, cols);
         Screen {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Osc::default()),
             changed_at: None,
         }
+    }
+
+    /// Resizes the screen, clamped into the bounds like [`Screen::new`].
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        let (rows, cols) = clamp(rows, cols);
+        self.parser.screen_mut().set_size(rows, cols);
     }
 
     /// The vt100 screen.
@@ -61,6 +124,11 @@ impl Screen {
     pub fn text(&self) -> String {
         self.parser.screen().contents()
     }
+}
+
+fn clamp(rows: u16, cols: u16) -> (NonZeroU16, NonZeroU16) {
+    let bound = |n: u16, max: u16| NonZeroU16::new(n.min(max)).unwrap_or(NonZeroU16::MIN);
+    (bound(rows, MAX_ROWS), bound(cols, MAX_COLS))
 }
 
 impl std::fmt::Debug for Screen {

@@ -6,15 +6,25 @@
 use super::error::{ManifestError, ManifestErrorKind as K};
 use super::raw::{OneOrMany, RawManifest, RawRule};
 use super::{HookPolicy, Region, RuleState};
-use regex::{Regex, RegexBuilder};
+use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use std::time::Duration;
 
 const MAX_FILE_BYTES: usize = 256 * 1024;
 const MAX_RULES: usize = 256;
 const MAX_PATTERNS: usize = 32;
 const MAX_PATTERN_CHARS: usize = 1024;
+/// Patterns in one file, every key together: with the per-pattern caps below, a file's compiled
+/// patterns stay under `MAX_FILE_PATTERNS × (REGEX_SIZE_LIMIT + REGEX_DFA_LIMIT)` = 48 MiB
+/// (issue 13: a file inside the other bounds compiled to ~10 GB in ~30 s).
+pub const MAX_FILE_PATTERNS: usize = 256;
 /// Compiled-size cap per regex: a hostile pattern fails to compile instead of eating memory.
-const REGEX_SIZE_LIMIT: usize = 1 << 20;
+pub const REGEX_SIZE_LIMIT: usize = 128 << 10;
+/// Lazy-DFA cache cap per regex (the engine falls back to a slower one past it, never grows).
+pub const REGEX_DFA_LIMIT: usize = 64 << 10;
+/// Compiled-size cap of one kind × region's combined set (past it, its rules match one by one).
+pub const SET_SIZE_LIMIT: usize = 8 << 20;
+/// Lazy-DFA cache cap of one combined set.
+pub const SET_DFA_LIMIT: usize = 1 << 20;
 
 /// A validated manifest file, ready to be merged into a catalog.
 #[derive(Debug)]
@@ -82,6 +92,20 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
     }
     if raw.screen.len() > MAX_RULES {
         errors.push(ManifestError::file(file, K::TooManyRules(raw.screen.len())));
+        return Err(errors);
+    }
+    // Counted before anything compiles: the bound is on memory and load time.
+    let file_patterns: usize = raw
+        .screen
+        .iter()
+        .flat_map(|r| [&r.regex, &r.contains, &r.all, &r.unless, &r.unless_below])
+        .map(|p| p.as_ref().map_or(0, OneOrMany::count))
+        .sum();
+    if file_patterns > MAX_FILE_PATTERNS {
+        errors.push(ManifestError::file(
+            file,
+            K::TooManyFilePatterns(file_patterns),
+        ));
         return Err(errors);
     }
     let policy = match raw.hooks.as_ref().and_then(|h| h.policy.as_deref()) {
@@ -273,7 +297,19 @@ pub fn build_regex(pattern: &str) -> Result<Regex, regex::Error> {
     RegexBuilder::new(pattern)
         .multi_line(true)
         .size_limit(REGEX_SIZE_LIMIT)
+        .dfa_size_limit(REGEX_DFA_LIMIT)
         .build()
+}
+
+/// The combined set of a kind × region, or `None` when it compiles past its size limit (every
+/// pattern compiled alone already; the matcher then checks that region's rules one by one).
+pub fn build_set(patterns: &[String]) -> Option<RegexSet> {
+    RegexSetBuilder::new(patterns)
+        .multi_line(true)
+        .size_limit(SET_SIZE_LIMIT)
+        .dfa_size_limit(SET_DFA_LIMIT)
+        .build()
+        .ok()
 }
 
 /// Rewrites `\b`/`\B` to their ASCII forms (§10): a Unicode word boundary makes a scan over
@@ -363,6 +399,27 @@ mod tests {
         let e = errs(&format!("kind = \"k\"\n[[screen]]\nid = \"r\"\n{rule}\n"));
         assert_eq!(e.len(), 1, "{e:?}");
         e[0].clone()
+    }
+
+    #[test]
+    fn compiled_size_is_bounded_per_pattern_per_file_and_per_set() {
+        // Each of these compiles alone; 120 of them pass the set limit (the matcher falls back).
+        let patterns: Vec<String> = (0..120).map(|i| format!("(?i)step-{i}-\\w\\w")).collect();
+        assert!(patterns.iter().all(|p| build_regex(p).is_ok()));
+        assert!(build_set(&patterns).is_none());
+        assert!(build_regex("(?i)\\w{19}").is_err(), "one pattern is capped");
+        // A file inside the per-rule bounds but with more patterns than the file may hold is
+        // refused before anything compiles.
+        let rule = |i: usize| {
+            let list = vec!["'(?i)\\w{19}'"; 32].join(",");
+            format!("[[screen]]\nid=\"r{i}\"\nstate=\"working\"\nregex=[{list}]\n")
+        };
+        let text: String = std::iter::once("kind=\"k\"\n".to_owned())
+            .chain((0..9).map(rule))
+            .collect();
+        let e = errs(&text);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("288 patterns in the file"), "{e:?}");
     }
 
     #[test]

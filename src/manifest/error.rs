@@ -15,6 +15,8 @@ pub enum ManifestErrorKind {
     TooManyPatterns(usize),
     /// A pattern longer than 1024 characters.
     PatternTooLong(usize),
+    /// More patterns in the whole file (every key together) than the compiled-size bound allows.
+    TooManyFilePatterns(usize),
     /// A `state` other than working/blocked/idle/skip.
     UnknownState(String),
     /// An unknown region name.
@@ -85,6 +87,11 @@ impl fmt::Display for ManifestErrorKind {
             TooManyRules(n) => write!(f, "{n} rules; the limit is 256 per file"),
             TooManyPatterns(n) => write!(f, "{n} patterns; the limit is 32 per rule"),
             PatternTooLong(n) => write!(f, "pattern is {n} characters; the limit is 1024"),
+            TooManyFilePatterns(n) => write!(
+                f,
+                "{n} patterns in the file (regex, contains, all, unless, unless_below together); the limit is {}",
+                super::compile::MAX_FILE_PATTERNS
+            ),
             UnknownState(s) => {
                 write!(
                     f,

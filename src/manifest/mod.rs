@@ -12,7 +12,7 @@ pub mod raw;
 pub use compile::{CompiledFile, CompiledRule, compile_file};
 pub use error::{ManifestError, ManifestErrorKind};
 
-use regex::{RegexSet, RegexSetBuilder};
+use regex::RegexSet;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -121,8 +121,10 @@ pub struct KindRules {
     pub idle_settle: Duration,
     /// Distinct regions read by the rules.
     pub regions: Vec<Region>,
-    /// One combined automaton per region over every primary pattern reading it.
-    pub sets: Vec<RegexSet>,
+    /// One combined automaton per region over every primary pattern reading it; `None` where
+    /// the combined patterns compile past the set size limit — those rules are matched one by
+    /// one instead, so adding rules can never switch others off (issue 13).
+    pub sets: Vec<Option<RegexSet>>,
     /// Rules in evaluation order: the first that fires wins (§2.3).
     pub rules: Vec<Rule>,
     /// Distinct time thresholds used by `quiet_ms`/`changed_within_ms`.
@@ -310,18 +312,7 @@ impl KindRules {
         }
         thresholds.sort();
         thresholds.dedup();
-        let sets = patterns
-            .iter()
-            .map(|p| {
-                // Every pattern compiled alone already, so the set compiles too; an empty set
-                // is the fallback that can never be wrong (it matches nothing, rules re-check).
-                RegexSetBuilder::new(p)
-                    .multi_line(true)
-                    .size_limit(16 << 20)
-                    .build()
-                    .unwrap_or_else(|_| RegexSet::empty())
-            })
-            .collect();
+        let sets = patterns.iter().map(|p| compile::build_set(p)).collect();
         KindRules {
             name: Arc::from(name),
             policy,
@@ -355,7 +346,7 @@ pub fn user_manifest_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| Path::new(&h).join(".config")))?;
+        .or_else(|| crate::server::private::home_dir().map(|h| h.join(".config")))?;
     Some(base.join("lookout").join("manifests"))
 }
 

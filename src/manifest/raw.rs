@@ -16,6 +16,14 @@ pub enum OneOrMany {
 }
 
 impl OneOrMany {
+    /// How many strings (never 0 for `One`; a `Many` may be empty).
+    pub fn count(&self) -> usize {
+        match self {
+            OneOrMany::One(_) => 1,
+            OneOrMany::Many(v) => v.len(),
+        }
+    }
+
     /// The strings, in order.
     pub fn into_vec(self) -> Vec<String> {
         match self {

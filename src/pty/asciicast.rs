@@ -5,11 +5,18 @@
 //! This file only converts between bytes and [`Cast`] values; it touches no terminal and no clock, and
 //! does I/O only through the reader or writer it is handed.
 
+use crate::components::check_size;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::io::{self, BufRead, Write};
 use std::time::Duration;
+
+/// The latest event time a recording may have (24 h): replay ticks through recording time, so a
+/// hostile `1e10` would never finish.
+pub const MAX_TIME: Duration = Duration::from_secs(24 * 60 * 60);
+/// The latest header `timestamp` accepted (9999-12-31T23:59:59Z): later ones overflow the clock.
+pub const MAX_TIMESTAMP: u64 = 253_402_300_799;
 
 /// The header line of an asciicast v2 file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -191,7 +198,15 @@ fn parse_header(text: &str) -> Result<Header, CastErrorKind> {
             ));
         }
     }
-    serde_json::from_value(value).map_err(|err| CastErrorKind::BadHeader(err.to_string()))
+    let header: Header =
+        serde_json::from_value(value).map_err(|err| CastErrorKind::BadHeader(err.to_string()))?;
+    check_size(header.height, header.width).map_err(|e| CastErrorKind::BadHeader(e.to_string()))?;
+    if header.timestamp.is_some_and(|t| t > MAX_TIMESTAMP) {
+        return Err(CastErrorKind::BadHeader(format!(
+            "timestamp must be at most {MAX_TIMESTAMP} (the year 9999)"
+        )));
+    }
+    Ok(header)
 }
 
 /// Parses one event line; `Ok(None)` for a well-formed event with a code this module does not know.
@@ -202,6 +217,12 @@ fn parse_event(text: &str) -> Result<Option<CastEvent>, CastErrorKind> {
     })?;
     let time = Duration::try_from_secs_f64(secs)
         .map_err(|_| bad("time must be a finite, non-negative number"))?;
+    if time > MAX_TIME {
+        return Err(CastErrorKind::BadEvent(format!(
+            "time {secs} s is past the longest recording replay accepts ({} s)",
+            MAX_TIME.as_secs()
+        )));
+    }
     let kind = match code.as_str() {
         "o" => EventKind::Output(data),
         "i" => EventKind::Input(data),
@@ -209,6 +230,7 @@ fn parse_event(text: &str) -> Result<Option<CastEvent>, CastErrorKind> {
         "r" => {
             let (cols, rows) =
                 parse_size(&data).ok_or_else(|| bad("resize data must be \"COLSxROWS\""))?;
+            check_size(rows, cols).map_err(|e| CastErrorKind::BadEvent(e.to_string()))?;
             EventKind::Resize { cols, rows }
         }
         _ => return Ok(None),
@@ -453,6 +475,15 @@ mod tests {
             error_of("{\"version\":2,\"width\":1}").kind,
             CastErrorKind::BadHeader(_)
         ));
+        for header in [
+            "{\"version\":2,\"width\":65535,\"height\":65535}",
+            "{\"version\":2,\"width\":0,\"height\":5}",
+            "{\"version\":2,\"width\":80,\"height\":24,\"timestamp\":18446744073709551615}",
+        ] {
+            let err = error_of(header);
+            assert_eq!(err.line, 1, "{header}");
+            assert!(matches!(err.kind, CastErrorKind::BadHeader(_)), "{header}");
+        }
 
         let head = "{\"version\":2,\"width\":10,\"height\":5}\n";
         for (event, why) in [
@@ -460,6 +491,8 @@ mod tests {
             ("{\"t\":1}", "expected"),
             ("[-1.0,\"o\",\"x\"]", "non-negative"),
             ("[1.0,\"r\",\"80by24\"]", "COLSxROWS"),
+            ("[1.0,\"r\",\"65535x65535\"]", "out of bounds"),
+            ("[1e10,\"o\",\"x\"]", "longest recording"),
         ] {
             let err = error_of(&format!("{head}[0.1,\"o\",\"ok\"]\n{event}\n"));
             assert_eq!(err.line, 3, "{event}");

@@ -4,6 +4,7 @@
 
 use crate::report::Report;
 use bevy_ecs::resource::Resource;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,21 +22,48 @@ pub enum Output {
     },
 }
 
-/// PTY output and resizes, per pane, in arrival order.
+/// PTY output and resizes, per pane, in arrival order. Resizes with no output between them
+/// coalesce into the last (issue 13: a client flooding resizes made one tick apply thousands).
 #[derive(Resource, Debug, Default)]
-pub struct OutputInbox(pub Vec<(Arc<str>, Output)>);
+pub struct OutputInbox {
+    items: Vec<(Arc<str>, Output)>,
+    /// Each pane's last item in `items`.
+    last: HashMap<Arc<str>, usize>,
+}
 
 impl OutputInbox {
     /// Queues output bytes for a pane.
     pub fn bytes(&mut self, pane: &str, bytes: &[u8]) {
-        self.0
-            .push((Arc::from(pane), Output::Bytes(bytes.to_vec())));
+        self.push(pane, Output::Bytes(bytes.to_vec()));
     }
 
-    /// Queues a resize.
+    /// Queues a resize; one right after another of the same pane replaces it.
     pub fn resize(&mut self, pane: &str, rows: u16, cols: u16) {
-        self.0
-            .push((Arc::from(pane), Output::Resize { rows, cols }));
+        let resize = Output::Resize { rows, cols };
+        if let Some(&i) = self.last.get(pane)
+            && let Some((_, item @ Output::Resize { .. })) = self.items.get_mut(i)
+        {
+            *item = resize;
+            return;
+        }
+        self.push(pane, resize);
+    }
+
+    fn push(&mut self, pane: &str, output: Output) {
+        let pane: Arc<str> = Arc::from(pane);
+        self.last.insert(pane.clone(), self.items.len());
+        self.items.push((pane, output));
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// Takes everything queued, in arrival order.
+    pub fn drain(&mut self) -> impl Iterator<Item = (Arc<str>, Output)> + '_ {
+        self.last.clear();
+        self.items.drain(..)
     }
 }
 
@@ -99,3 +127,31 @@ pub struct HeldReport {
 /// Early reports, held for at most 1.5 s (§4).
 #[derive(Resource, Debug, Default)]
 pub struct HeldReports(pub Vec<HeldReport>);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resizes_coalesce_until_output_arrives() {
+        let mut inbox = OutputInbox::default();
+        inbox.resize("a", 10, 10);
+        inbox.resize("b", 5, 5);
+        inbox.resize("a", 20, 20);
+        inbox.bytes("a", b"x");
+        inbox.resize("a", 30, 30);
+        inbox.resize("a", 40, 40);
+        let got: Vec<(String, Output)> = inbox.drain().map(|(p, o)| (p.to_string(), o)).collect();
+        let resize = |rows, cols| Output::Resize { rows, cols };
+        assert_eq!(
+            got,
+            [
+                ("a".into(), resize(20, 20)),
+                ("b".into(), resize(5, 5)),
+                ("a".into(), Output::Bytes(b"x".to_vec())),
+                ("a".into(), resize(40, 40)),
+            ]
+        );
+        assert!(inbox.is_empty());
+    }
+}

@@ -6,6 +6,7 @@ mod inbox;
 mod manifests;
 mod outbox;
 mod pane_index;
+mod screen_cells;
 
 pub use clock::Clock;
 pub use inbox::{
@@ -15,3 +16,4 @@ pub use inbox::{
 pub use manifests::Manifests;
 pub use outbox::{EventCounter, EventOutbox};
 pub use pane_index::PaneIndex;
+pub use screen_cells::ScreenCells;

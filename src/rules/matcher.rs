@@ -1,7 +1,8 @@
 //! Rule evaluation over one screen: each region's text is built at most once, rules are checked in
 //! priority order and the first that fires wins (the order was fixed at load, so ties are already
 //! resolved). Primary patterns are matched per rule, or by one combined `RegexSet` pass per region
-//! (`Strategy::Combined`); both give the same answer and the benches compare them in one run.
+//! (`Strategy::Combined`); both give the same answer and the benches compare them in one run. A
+//! region whose set was over its size limit at load is matched per rule under either strategy.
 
 use super::regions::{Rows, has_spinner, region_text};
 use crate::manifest::{KindRules, Rule, RuleState};
@@ -101,8 +102,13 @@ impl<'a> Texts<'a> {
     }
 
     fn set_hit(&mut self, kind: &KindRules, rule: &Rule) -> bool {
+        let Some(set) = &kind.sets[rule.region] else {
+            // The region's set was over its size limit: this rule's own regexes decide.
+            let text = self.text(kind, rule.region);
+            return rule.spec.primary_re.iter().any(|re| re.is_match(text));
+        };
         if self.sets[rule.region].is_none() {
-            let matches = kind.sets[rule.region].matches(self.text(kind, rule.region));
+            let matches = set.matches(self.text(kind, rule.region));
             self.sets[rule.region] = Some(matches);
         }
         let Some(matches) = &self.sets[rule.region] else {

@@ -58,6 +58,25 @@ impl From<io::Error> for ClientError {
     }
 }
 
+/// Refuses a server run by another user.
+fn check_peer(stream: &UnixStream, path: &Path) -> io::Result<()> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    let peer = getsockopt(stream, PeerCredentials).map_err(io::Error::from)?;
+    let me = nix::unistd::geteuid().as_raw();
+    if peer.uid() == me {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} is served by uid {} (pid {}), not by you (uid {me}); refusing to send anything",
+            path.display(),
+            peer.uid(),
+            peer.pid()
+        ),
+    ))
+}
+
 /// A connection to `lookout serve`.
 #[derive(Debug)]
 pub struct Client {
@@ -67,9 +86,11 @@ pub struct Client {
 }
 
 impl Client {
-    /// Connects to the server's socket.
+    /// Connects to the server's socket, and checks (SO_PEERCRED) that the server runs as this
+    /// user before sending anything: a socket another user planted gets nothing.
     pub fn connect(path: &Path) -> io::Result<Client> {
         let stream = UnixStream::connect(path)?;
+        check_peer(&stream, path)?;
         let writer = stream.try_clone()?;
         Ok(Client {
             reader: BufReader::new(stream),

@@ -1,80 +1,28 @@
 //! The socket side: binding the listener safely (dir 0700, socket 0600, stale socket replaced,
 //! live one refused), accepting connections, and one reader plus one writer thread per connection.
 //!
-//! The reader parses bounded JSON lines and forwards requests to the world thread; the writer
-//! drains the connection's bounded queue of response and event lines. The world thread only ever
-//! `try_send`s into that queue, so a slow client can never stall the tick (§6, §8.4).
+//! The reader parses bounded JSON lines and forwards requests to the world thread, and stops
+//! reading while the connection has too many unsent bytes (back-pressure); the writer (`peer`)
+//! drains the connection's bounded queue. The world thread only ever `try_send`s into that
+//! queue, so a slow client can never stall the tick (§6, §8.4).
 
-use crate::server::protocol::{MAX_LINE, Request, Response, WireError, parse_line, too_slow_line};
-use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
-use serde_json::Value;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use crate::server::accept::Slot;
+use crate::server::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};
+pub use crate::server::peer::{EVENT_QUEUE, Peer};
+use crate::server::protocol::{MAX_LINE, Request, RequestId, WireError, parse_line};
+use crossbeam_channel::{Receiver, Sender, bounded};
+use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
-
-/// Event lines a subscriber may fall behind by before it is dropped (§8.4).
-pub const EVENT_QUEUE: usize = 1024;
-/// Requests one connection may have in flight (pipelined) before its reader waits.
-pub const IN_FLIGHT: usize = 256;
-/// A client that does not read for this long is given up on.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// A line to write.
-#[derive(Debug)]
-pub enum Out {
-    /// A response to a request: frees one in-flight slot once written.
-    Reply(String),
-    /// An event line.
-    Event(String),
-}
-
-/// Where the world thread sends a connection's lines.
-#[derive(Debug, Clone)]
-pub struct Peer {
-    tx: Sender<Out>,
-    dropped: Arc<AtomicBool>,
-}
-
-impl Peer {
-    /// Sends a response; false when the connection is gone or hopelessly behind.
-    pub fn reply(&self, id: &Value, result: Result<Value, WireError>) -> bool {
-        let line = match result {
-            Ok(v) => Response::ok(id, v),
-            Err(e) => Response::err(id, e),
-        };
-        self.send(Out::Reply(line))
-    }
-
-    /// Sends an event line; false when the subscriber is gone or was dropped as too slow.
-    pub fn event(&self, line: String) -> bool {
-        self.send(Out::Event(line))
-    }
-
-    fn send(&self, out: Out) -> bool {
-        if self.dropped.load(Ordering::Relaxed) {
-            return false;
-        }
-        match self.tx.try_send(out) {
-            Ok(()) => true,
-            Err(TrySendError::Full(_)) => {
-                // The writer sees the flag, writes the final `too_slow` line and closes.
-                self.dropped.store(true, Ordering::Relaxed);
-                false
-            }
-            Err(TrySendError::Disconnected(_)) => false,
-        }
-    }
-}
+use std::time::{Duration, Instant};
 
 /// A request on its way to the world thread.
 #[derive(Debug)]
 pub struct Incoming {
     /// The request's id.
-    pub id: Value,
+    pub id: RequestId,
     /// The request.
     pub request: Request,
     /// Where to answer.
@@ -90,25 +38,21 @@ pub enum BindError {
     Io(io::Error),
 }
 
-/// Binds `path`: creates its directory 0700, replaces a stale socket, refuses a live one, and
-/// makes the socket 0600 (other users cannot connect).
-pub fn bind(path: &Path) -> Result<(UnixListener, ServerLock), BindError> {
+/// Binds `path`: refuses a live socket, replaces a stale one, and makes the socket 0600 (other
+/// users cannot connect); returns the lock that owns the socket path. `own_dir`: the directory is
+/// lookout's own default one (in the shared temp dir when there is no runtime dir), so it must be
+/// ours, 0700 and not a symlink (`private::own_dir`); a directory the user chose is created 0700
+/// when missing and otherwise left as it is — never chmodded (it may be `$HOME`).
+pub fn bind(path: &Path, own_dir: bool) -> Result<(UnixListener, ServerLock), BindError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        if !dir.exists() {
+        if own_dir {
+            crate::server::private::own_dir(dir).map_err(BindError::Io)?;
+        } else if !dir.exists() {
             std::fs::DirBuilder::new()
                 .recursive(true)
                 .mode(0o700)
                 .create(dir)
                 .map_err(BindError::Io)?;
-        }
-        // A directory we were handed (not created) may be shared: tighten it only if it is ours.
-        if dir
-            .metadata()
-            .map(|m| std::os::unix::fs::MetadataExt::uid(&m))
-            .ok()
-            == Some(nix::unistd::getuid().as_raw())
-        {
-            let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
         }
     }
     // Whoever holds the lock owns the socket path: several servers started at once cannot remove
@@ -213,23 +157,6 @@ impl ServerLock {
     }
 }
 
-/// Accepts connections until `stop` is set (the stopper then connects once to wake `accept`).
-pub fn accept_loop(listener: UnixListener, to_world: Sender<Incoming>, stop: Arc<AtomicBool>) {
-    for stream in listener.incoming() {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let Ok(stream) = stream else { continue };
-        let to_world = to_world.clone();
-        let spawned = std::thread::Builder::new()
-            .name("lookout-conn".into())
-            .spawn(move || serve(stream, to_world));
-        if let Err(e) = spawned {
-            eprintln!("lookout: cannot start a connection thread: {e}");
-        }
-    }
-}
-
 /// One read of a bounded line.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
@@ -239,23 +166,49 @@ pub enum Line {
     TooLong,
     /// The peer closed the connection.
     Eof,
+    /// A line was begun but not completed within the patience (slowloris): give up on it.
+    Stalled,
 }
 
+/// How long a request line may take from its first byte to its newline; a connection idle
+/// between lines may wait forever (subscribers do).
+pub const LINE_PATIENCE: Duration = Duration::from_secs(5);
+/// How often a blocked read wakes to check a begun line's patience.
+const READ_POLL: Duration = Duration::from_millis(500);
+
 /// Reads one line of at most `max` bytes into `buf` (cleared first) without ever holding more
-/// than `max` bytes: an over-long line is discarded up to its newline.
+/// than `max` bytes: an over-long line is discarded up to its newline. When the reader has a
+/// read timeout, a line begun but not completed within `patience` is [`Line::Stalled`].
 pub fn read_line_bounded(
     reader: &mut impl BufRead,
     buf: &mut Vec<u8>,
     max: usize,
+    patience: Duration,
 ) -> io::Result<Line> {
     buf.clear();
     let mut too_long = false;
+    let mut begun: Option<Instant> = None;
     loop {
         let chunk = match reader.fill_buf() {
             Ok(c) => c,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                if begun.is_some_and(|t| t.elapsed() >= patience) {
+                    buf.clear();
+                    return Ok(Line::Stalled);
+                }
+                continue;
+            }
             Err(e) => return Err(e),
         };
+        if !chunk.is_empty() {
+            begun.get_or_insert_with(Instant::now);
+        }
         if chunk.is_empty() {
             return Ok(if too_long {
                 Line::TooLong
@@ -286,41 +239,57 @@ pub fn read_line_bounded(
     }
 }
 
-fn serve(stream: UnixStream, to_world: Sender<Incoming>) {
+/// Serves one connection: this thread reads, a second one writes. `slot` counts it as live
+/// until both are done.
+pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
     let Ok(write_half) = stream.try_clone() else {
         return;
     };
-    let _ = write_half.set_write_timeout(Some(WRITE_TIMEOUT));
-    let (tx, rx) = bounded::<Out>(EVENT_QUEUE + IN_FLIGHT);
     let (slots_tx, slots_rx) = bounded::<()>(IN_FLIGHT);
-    let dropped = Arc::new(AtomicBool::new(false));
-    let peer = Peer {
-        tx,
-        dropped: dropped.clone(),
-    };
-    let writer = std::thread::Builder::new()
+    let (peer, writer, room) = peer::pair();
+    let spawned = std::thread::Builder::new()
         .name("lookout-conn-w".into())
-        .spawn(move || write_loop(write_half, rx, slots_rx, dropped));
-    if writer.is_err() {
+        .spawn(move || {
+            writer.run(write_half, slots_rx);
+            drop(slot);
+        });
+    if spawned.is_err() {
         return;
     }
-    let mut reader = BufReader::new(stream);
+    let _ = stream.set_read_timeout(Some(READ_POLL));
+    let mut reader = BufReader::new(&stream);
     let mut buf = Vec::new();
     loop {
-        let line = match read_line_bounded(&mut reader, &mut buf, MAX_LINE) {
+        let line = match read_line_bounded(&mut reader, &mut buf, MAX_LINE, LINE_PATIENCE) {
             Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::Stalled) => {
+                let secs = LINE_PATIENCE.as_secs();
+                let error = WireError::new(
+                    "timeout",
+                    format!("a request line was begun but not completed within {secs} s; closing"),
+                );
+                peer.reply(&RequestId::null(), Err(error));
+                break;
+            }
             Ok(line) => line,
         };
         if line == Line::Complete && buf.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        // Wait for a free slot: pipelining is allowed, without bound it is not.
-        if slots_tx.send(()).is_err() {
+        // Back-pressure: while the client leaves too much unread (or too many requests
+        // unanswered: pipelining is allowed, without bound it is not), read none of its
+        // requests; if it stays stuck, drop it with `too_slow` and stop reading for good.
+        let room = wait_for_room(&peer, &room)
+            && !peer.is_dropped()
+            && slots_tx.send_timeout((), STUCK_AFTER).is_ok();
+        if !room {
+            peer.drop_too_slow();
+            let _ = stream.shutdown(std::net::Shutdown::Read);
             break;
         }
         let parsed = match line {
             Line::TooLong => Err((
-                Value::Null,
+                RequestId::null(),
                 WireError::new(
                     "too_large",
                     format!("request line over {MAX_LINE} bytes; it was discarded"),
@@ -350,38 +319,19 @@ fn serve(stream: UnixStream, to_world: Sender<Incoming>) {
     }
 }
 
-fn write_loop(
-    stream: UnixStream,
-    rx: Receiver<Out>,
-    slots: Receiver<()>,
-    dropped: Arc<AtomicBool>,
-) {
-    let mut out = BufWriter::new(&stream);
-    let write = |out: &mut BufWriter<&UnixStream>, line: &str| -> io::Result<()> {
-        out.write_all(line.as_bytes())?;
-        out.write_all(b"\n")?;
-        // Flush when nothing else is queued: batches under load, prompt when idle.
-        if rx.is_empty() { out.flush() } else { Ok(()) }
-    };
-    while let Ok(item) = rx.recv() {
-        if dropped.load(Ordering::Relaxed) {
-            let _ = write(&mut out, &too_slow_line()).and_then(|()| out.flush());
-            break;
+/// True once the connection's unsent bytes are under the bound (at once when they are); false
+/// when they stayed over it for [`STUCK_AFTER`].
+fn wait_for_room(peer: &Peer, room: &Receiver<()>) -> bool {
+    let deadline = std::time::Instant::now() + STUCK_AFTER;
+    while peer.unsent() >= MAX_UNSENT && !peer.is_dropped() {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return false;
         }
-        let (line, reply) = match item {
-            Out::Reply(line) => (line, true),
-            Out::Event(line) => (line, false),
-        };
-        if write(&mut out, &line).is_err() {
-            break;
-        }
-        if reply {
-            let _ = slots.try_recv();
-        }
+        // Woken by the writer when the bytes fall under the bound; re-checked either way.
+        let _ = room.recv_timeout(left);
     }
-    let _ = out.flush();
-    drop(out);
-    let _ = stream.shutdown(std::net::Shutdown::Both);
+    true
 }
 
 #[cfg(test)]
@@ -394,26 +344,26 @@ mod tests {
         let mut r = BufReader::with_capacity(4, &data[..]);
         let mut buf = Vec::new();
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 8, LINE_PATIENCE).expect("read"),
             Line::Complete
         );
         assert_eq!(buf, b"short");
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 8, LINE_PATIENCE).expect("read"),
             Line::TooLong
         );
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 8, LINE_PATIENCE).expect("read"),
             Line::Complete
         );
         assert_eq!(buf, b"ok");
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 20).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 20, LINE_PATIENCE).expect("read"),
             Line::Complete
         );
         assert_eq!(buf, b"end-no-newline");
         assert_eq!(
-            read_line_bounded(&mut r, &mut buf, 8).expect("read"),
+            read_line_bounded(&mut r, &mut buf, 8, LINE_PATIENCE).expect("read"),
             Line::Eof
         );
     }

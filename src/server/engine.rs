@@ -3,24 +3,25 @@
 //!
 //! Everything that touches the world happens here, on one thread, so a subscriber registered
 //! before its snapshot sees exactly the events after it (§8.4). Requests come from `conn`; the
-//! tick's I/O is the mirror directory (`mirror`) and the database (`store`). Request handlers that
-//! only read or queue live in `handlers`.
+//! tick's I/O is the mirror directory (`mirror`) and the database (`store`, written by
+//! `persist`). Request handlers that only read or queue live in `handlers`.
 
-use crate::components::{AgentKind, Attention, Labels, Lifecycle, PaneId};
 use crate::event::{Change, Event, EventSeq};
 use crate::panes;
 use crate::report::{Answer, Report, ReportBody};
 use crate::resources::{Clock, EventCounter, EventOutbox, Manifests, PaneIndex, Ticket};
 use crate::server::conn::{Incoming, Peer};
 use crate::server::mirror::{self, Ingested};
-use crate::server::protocol::{Request, WireError, event_line};
+use crate::server::protocol::{Request, RequestId, WireError, event_line};
 use crate::server::sources::{Sources, record_instance, same_instance};
-use crate::server::store::{PaneRow, Store};
+use crate::server::store::Store;
 use crate::server::subscribe::Waiters;
+
+mod persist;
 use bevy_ecs::world::World;
 use crossbeam_channel::{Receiver, Sender, select};
 use serde_json::{Value, json};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant, SystemTime};
 /// Who waits for a report's answer.
 #[derive(Debug)]
 struct Pending {
-    id: Value,
+    id: RequestId,
     /// `None`: a mirror file's report, answered into the log.
     peer: Option<Peer>,
     /// `report.session` answers `{}`, the others `{"applied","changed"}`.
@@ -63,18 +64,29 @@ pub struct Engine {
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
     /// blocks its agent until it is answered.
     report_due: Option<Instant>,
+    /// Events numbered by ticks whose transaction did not commit, oldest first: held back from
+    /// subscribers and waiters, and written again by every tick until the store commits.
+    unstored: Vec<Event>,
+    /// Why the store last failed to commit; `None` while it commits.
+    storage_error: Option<String>,
+    /// How long the event log keeps events (`None`: forever).
+    retention: Option<Duration>,
+    /// When the next pruning step is due.
+    prune_due: Instant,
 }
 
 /// How long an early tick waits to batch reports that arrive together.
 const REPORT_BATCH: Duration = Duration::from_millis(20);
 
 impl Engine {
-    /// An engine over `world`, continuing the event numbering from the store's log.
+    /// An engine over `world`, continuing the event numbering from the store's log, and keeping
+    /// its events for `retention` (`None`: forever).
     pub fn new(
         mut world: World,
         identity: Identity,
         store: Option<Store>,
         mirror_dir: Option<PathBuf>,
+        retention: Option<Duration>,
     ) -> Engine {
         if let Some(last) = store.as_ref().and_then(|s| s.last_seq().ok()) {
             world.resource_mut::<EventCounter>().0 = EventSeq(last);
@@ -90,6 +102,10 @@ impl Engine {
             waiters: Waiters::default(),
             notifier: None,
             report_due: None,
+            unstored: Vec::new(),
+            storage_error: None,
+            retention,
+            prune_due: Instant::now(),
         }
     }
 
@@ -203,7 +219,7 @@ impl Engine {
         peer.reply(&id, result);
     }
 
-    fn report(&mut self, id: Value, peer: Option<Peer>, report: Report) {
+    fn report(&mut self, id: RequestId, peer: Option<Peer>, report: Report) {
         let session = matches!(report.body, ReportBody::Session(_));
         let ticket = panes::report(&mut self.world, report);
         self.report_due
@@ -212,8 +228,13 @@ impl Engine {
     }
 
     fn snapshot(&self) -> Value {
-        let seq = self.world.resource::<EventCounter>().0.0;
-        json!({"seq": seq, "panes": panes::states(&self.world)})
+        // The last event anyone may have seen: numbers held back unstored are not yet given out.
+        let seq = self.world.resource::<EventCounter>().0.0 - self.unstored.len() as u64;
+        let storage = match &self.storage_error {
+            None => json!({"ok": true}),
+            Some(e) => json!({"ok": false, "error": e, "unstored_events": self.unstored.len()}),
+        };
+        json!({"seq": seq, "panes": panes::states(&self.world), "storage": storage})
     }
 
     fn info(&self) -> Value {
@@ -279,11 +300,12 @@ impl Engine {
             restore,
         )
         .map(|_| json!({"pane": open.pane}))
-        .map_err(|_| {
-            WireError::new(
+        .map_err(|e| match e {
+            panes::OpenError::Exists => WireError::new(
                 "pane_exists",
                 format!("pane `{}` is already open", open.pane),
-            )
+            ),
+            panes::OpenError::Size(e) => WireError::size("pane.open", e),
         })
     }
 
@@ -296,19 +318,29 @@ impl Engine {
         Ok(json!({}))
     }
 
-    /// One tick: mirror files in, the schedule, answers out, one transaction, events out.
+    /// One tick: mirror files in, the schedule, one transaction, then answers and events out —
+    /// only what committed is acknowledged or published (issue 13).
     pub fn tick(&mut self) {
-        self.ingest_mirror();
+        // While the store fails, mirror files wait on disk instead of being taken and lost.
+        if self.storage_error.is_none() {
+            self.ingest_mirror();
+        }
         // Everything queued so far, mirrored reports included, is decided by this tick.
         self.report_due = None;
         *self.world.resource_mut::<Clock>() = Clock::at(Instant::now(), SystemTime::now());
         self.world.run_schedule(crate::Tick);
         let outbox = self.world.resource::<EventOutbox>().clone();
-        let events: Vec<Event> = outbox.events().try_iter().collect();
-        self.persist(&events);
+        self.unstored.extend(outbox.events().try_iter());
+        let stored = self.persist();
         for (ticket, answer) in outbox.answers().try_iter() {
-            self.answer(ticket, answer);
+            self.answer(ticket, answer, stored);
         }
+        if !stored {
+            self.waiters.expire(Instant::now());
+            return;
+        }
+        let events = std::mem::take(&mut self.unstored);
+        self.prune_step();
         if !events.is_empty() {
             let lines: Vec<String> = events.iter().map(event_line).collect();
             self.subscribers
@@ -330,11 +362,20 @@ impl Engine {
         self.waiters.expire(Instant::now());
     }
 
-    fn answer(&mut self, ticket: Ticket, answer: Answer) {
+    fn answer(&mut self, ticket: Ticket, answer: Answer, stored: bool) {
         let Some(Pending { id, peer, session }) = self.pending.remove(&ticket) else {
             return;
         };
         let result = match answer {
+            Answer::Applied { .. } if !stored => Err(WireError::new(
+                "storage",
+                format!(
+                    "the report was applied in memory but not stored: {}; it is not acknowledged, and lookout stores it once the database commits again",
+                    self.storage_error
+                        .as_deref()
+                        .unwrap_or("the database cannot commit")
+                ),
+            )),
             Answer::Applied { .. } if session => Ok(json!({})),
             Answer::Applied { changed } => Ok(json!({"applied": true, "changed": changed})),
             Answer::Refused(r) => Err(WireError::new(r.code.code(), r.message)),
@@ -355,7 +396,9 @@ impl Engine {
         let Some(dir) = self.mirror_dir.clone() else {
             return;
         };
-        for file in mirror::ingest(&dir) {
+        let index = self.world.resource::<PaneIndex>();
+        let files = mirror::ingest(&dir, |pane| index.get(pane).is_some());
+        for file in files {
             match file {
                 Ingested::Bad {
                     path,
@@ -379,43 +422,8 @@ impl Engine {
 
     fn mirrored(&mut self, request: Request) {
         match into_report(request) {
-            Ok(report) => self.report(Value::Null, None, report),
+            Ok(report) => self.report(RequestId::null(), None, report),
             Err(other) => eprintln!("lookout: mirror file entry ignored: {other:?}"),
-        }
-    }
-
-    fn persist(&mut self, events: &[Event]) {
-        let Some(store) = self.store.as_mut() else {
-            return;
-        };
-        let touched: BTreeSet<&str> = events.iter().map(|e| &*e.pane).collect();
-        let index = self.world.resource::<PaneIndex>();
-        let mut rows = Vec::new();
-        for pane in touched {
-            let Some(entity) = index.get(pane) else {
-                continue;
-            };
-            let e = self.world.entity(entity);
-            if let (Some(id), Some(lc), Some(att), Some(labels), Some(kind)) = (
-                e.get::<PaneId>(),
-                e.get::<Lifecycle>(),
-                e.get::<Attention>(),
-                e.get::<Labels>(),
-                e.get::<AgentKind>(),
-            ) {
-                let _ = id;
-                rows.push(PaneRow {
-                    pane,
-                    kind: kind.name.as_deref(),
-                    lifecycle: lc,
-                    attention: att,
-                    labels,
-                });
-            }
-        }
-        // One bad write never stops the tick: the state stays in memory and the next tick retries its own.
-        if let Err(e) = store.write_tick(events, &rows) {
-            eprintln!("lookout: {e}");
         }
     }
 }

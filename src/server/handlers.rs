@@ -20,7 +20,10 @@ pub fn handle(world: &mut World, request: Request) -> Result<Value, WireError> {
             .map_err(|_| unknown(&pane)),
         Request::PaneResize(pane, rows, cols) => panes::resize(world, &pane, rows, cols)
             .map(|()| json!({}))
-            .map_err(|_| unknown(&pane)),
+            .map_err(|e| match e {
+                panes::ResizeError::Unknown => unknown(&pane),
+                panes::ResizeError::Size(e) => WireError::size("pane.resize", e),
+            }),
         Request::PaneProcess(p) => {
             let event = match p.event {
                 ProcessKind::Started => ProcessEvent::Started {

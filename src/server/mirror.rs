@@ -1,22 +1,28 @@
 //! The JSON mirror fallback (SPEC §8.3): when `lookout report` cannot reach the socket it leaves its
 //! requests in `<mirror dir>/<pane>.json`, written atomically (temp file + rename); the server
-//! ingests and removes such files on its tick.
+//! ingests and removes such files on its tick. A file whose pane is not open is kept for it up to
+//! [`UNCLAIMED_KEEP`] (a restarted server's panes come back over a few seconds, not one tick).
 //!
 //! A file holds `{"v":1,"pane":…,"requests":[{"method":"report.…","params":{…}}…]}` so a session
 //! announcement and the report after it survive together. A bad file is moved aside as
 //! `<name>.bad` and reported, never a panic. Touches the mirror directory only.
 
+use crate::server::private;
 use crate::server::protocol::{MAX_LINE, Request, parse_request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs;
 use std::io::{self, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 /// How many requests one pane's file keeps (the oldest go first): a hook firing while the server
 /// is down for a long time must not grow a file without bound.
 pub const MAX_REQUESTS: usize = 64;
+
+/// How long a mirror file whose pane is not open waits for the pane before it is taken anyway
+/// (and its reports refused `unknown_pane` into the log).
+pub const UNCLAIMED_KEEP: Duration = Duration::from_secs(10);
 
 /// One queued request.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,12 +56,10 @@ pub fn file_name(pane: &str) -> String {
 
 /// Appends `requests` to the pane's mirror file, atomically.
 pub fn write(dir: &Path, pane: &str, requests: &[Queued]) -> io::Result<PathBuf> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)?;
+    // lookout's own directory, and no symlink followed in it (issue 13).
+    private::own_dir(dir)?;
     let path = dir.join(file_name(pane));
-    let mut queued = fs::read(&path)
+    let mut queued = private::read_own(&path, MAX_LINE as u64)
         .ok()
         .and_then(|bytes| serde_json::from_slice::<MirrorFile>(&bytes).ok())
         .map(|f| f.requests)
@@ -69,14 +73,9 @@ pub fn write(dir: &Path, pane: &str, requests: &[Queued]) -> io::Result<PathBuf>
         requests: queued,
     })
     .map_err(io::Error::other)?;
-    // The temp name starts with a dot so the server never ingests a half-written file.
-    let tmp = dir.join(format!(".{}.{}.tmp", file_name(pane), std::process::id()));
-    let mut file = fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&tmp)?;
+    // The temp name starts with a dot so the server never ingests a half-written file; it is
+    // fresh (O_EXCL), so a planted name or link is skipped, never written through.
+    let (tmp, mut file) = private::create_temp(dir, &file_name(pane))?;
     file.write_all(&body)?;
     file.sync_all()?;
     fs::rename(&tmp, &path)?;
@@ -99,9 +98,9 @@ pub enum Ingested {
     },
 }
 
-/// Takes every mirror file in `dir`: parses it, removes it, and returns its requests. A missing
-/// directory is an empty one.
-pub fn ingest(dir: &Path) -> Vec<Ingested> {
+/// Takes the mirror files in `dir` whose pane is `open` (or that waited [`UNCLAIMED_KEEP`], or are
+/// bad): parses each, removes it, and returns its requests. A missing directory is an empty one.
+pub fn ingest(dir: &Path, open: impl Fn(&str) -> bool) -> Vec<Ingested> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -114,13 +113,19 @@ pub fn ingest(dir: &Path) -> Vec<Ingested> {
         })
         .collect();
     paths.sort();
-    paths.into_iter().map(take).collect()
+    paths.into_iter().filter_map(|p| take(p, &open)).collect()
 }
 
-fn take(path: PathBuf) -> Ingested {
+fn take(path: PathBuf, open: &impl Fn(&str) -> bool) -> Option<Ingested> {
     let parsed = read(&path);
-    match parsed {
-        Ok(requests) => {
+    if let Ok((pane, _)) = &parsed
+        && !open(pane)
+        && !waited(&path)
+    {
+        return None;
+    }
+    Some(match parsed {
+        Ok((_, requests)) => {
             let _ = fs::remove_file(&path);
             Ingested::Requests(path, requests)
         }
@@ -133,18 +138,20 @@ fn take(path: PathBuf) -> Ingested {
                 reason,
             }
         }
-    }
+    })
 }
 
-fn read(path: &Path) -> Result<Vec<Request>, String> {
-    let meta = fs::symlink_metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a regular file".into());
-    }
-    if meta.len() > MAX_LINE as u64 {
-        return Err(format!("larger than {MAX_LINE} bytes"));
-    }
-    let bytes = fs::read(path).map_err(|e| e.to_string())?;
+/// Whether the file has waited its [`UNCLAIMED_KEEP`] (by its modification time).
+fn waited(path: &Path) -> bool {
+    fs::symlink_metadata(path)
+        .and_then(|m| m.modified())
+        .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= UNCLAIMED_KEEP)
+        .unwrap_or(true)
+}
+
+fn read(path: &Path) -> Result<(String, Vec<Request>), String> {
+    // Only this user's regular files: another user's report must never move a pane (issue 13).
+    let bytes = private::read_own(path, MAX_LINE as u64).map_err(|e| e.to_string())?;
     let file: MirrorFile =
         serde_json::from_slice(&bytes).map_err(|e| format!("not a mirror file: {e}"))?;
     if file.v != 1 {
@@ -160,7 +167,7 @@ fn read(path: &Path) -> Result<Vec<Request>, String> {
         }
         out.push(parse_request(&q.method, q.params).map_err(|e| e.message)?);
     }
-    Ok(out)
+    Ok((file.pane, out))
 }
 
 #[cfg(test)]
@@ -185,7 +192,12 @@ mod tests {
         write(dir.path(), "p", &[q(1)]).expect("write");
         write(dir.path(), "p", &[q(2)]).expect("write");
         fs::write(dir.path().join("junk.json"), b"{not json").expect("junk");
-        let got = ingest(dir.path());
+        assert!(
+            ingest(dir.path(), |_| false).len() == 1,
+            "only the bad file is taken while its pane is not open"
+        );
+        fs::write(dir.path().join("junk.json"), b"{not json").expect("junk");
+        let got = ingest(dir.path(), |p| p == "p");
         assert_eq!(got.len(), 2);
         assert!(matches!(&got[0], Ingested::Bad { .. }));
         let Ingested::Requests(_, requests) = &got[1] else {
@@ -193,7 +205,7 @@ mod tests {
         };
         assert_eq!(requests.len(), 2);
         assert!(
-            ingest(dir.path()).is_empty(),
+            ingest(dir.path(), |_| true).is_empty(),
             "files are removed or moved aside"
         );
         assert!(dir.path().join("junk.json.bad").exists());

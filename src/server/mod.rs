@@ -10,11 +10,15 @@
 //! Everything here is edge: sockets, threads, SQLite and files live in this module and in `cli/`,
 //! never in the core.
 
+pub mod accept;
 pub mod client;
 pub mod conn;
+pub mod dblock;
 pub mod engine;
 mod handlers;
 pub mod mirror;
+pub mod peer;
+pub mod private;
 pub mod protocol;
 pub mod sources;
 pub mod store;
@@ -36,9 +40,7 @@ use std::time::Duration;
 pub fn default_socket_path() -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR").filter(|dir| !dir.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("lookout").join("lookout.sock"),
-        None => {
-            PathBuf::from(format!("/tmp/lookout-{}", nix::unistd::getuid())).join("lookout.sock")
-        }
+        None => fallback_dir().join("lookout.sock"),
     }
 }
 
@@ -49,18 +51,23 @@ pub fn env_socket() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
-/// lookout's state directory: `$XDG_STATE_HOME/lookout`, else `~/.local/state/lookout`.
+/// lookout's state directory: `$XDG_STATE_HOME/lookout`, else `~/.local/state/lookout` (the home
+/// from the password database when `HOME` is unset), else `/tmp/lookout-<uid>/state` — never one
+/// directory shared by every user.
 pub fn state_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir).join("lookout");
     }
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "/tmp".into());
-    PathBuf::from(home)
-        .join(".local")
-        .join("state")
-        .join("lookout")
+    match private::home_dir() {
+        Some(home) => home.join(".local").join("state").join("lookout"),
+        None => fallback_dir().join("state"),
+    }
+}
+
+/// `/tmp/lookout-<uid>`: the private directory (see `private::own_dir`) used where the user has
+/// no runtime or home directory.
+fn fallback_dir() -> PathBuf {
+    PathBuf::from(format!("/tmp/lookout-{}", nix::unistd::getuid()))
 }
 
 /// The database path when none is given: `<state dir>/lookout.db`.
@@ -120,7 +127,12 @@ pub struct Config {
     pub log: Option<PathBuf>,
     /// The settings file with the notification rules (SPEC §14); `None` notifies nothing.
     pub settings: Option<PathBuf>,
+    /// How long the event log keeps events; `None` keeps them forever.
+    pub retention: Option<Duration>,
 }
+
+/// The event log's default retention: three days (`lookout serve --retention` says so too).
+pub const DEFAULT_RETENTION: Duration = Duration::from_secs(3 * 24 * 60 * 60);
 
 impl Config {
     /// The defaults: default socket, database and mirror directory, 500 ms ticks.
@@ -133,6 +145,7 @@ impl Config {
             mirror_dir: Some(default_mirror_dir()),
             log: None,
             settings: crate::notify::settings::default_path(),
+            retention: Some(DEFAULT_RETENTION),
         }
     }
 }
@@ -144,8 +157,12 @@ pub enum ServeError {
     AlreadyRunning(PathBuf),
     /// The socket could not be created.
     Socket(PathBuf, std::io::Error),
+    /// lookout's state directory is not its own (or cannot be made).
+    StateDir(PathBuf, std::io::Error),
     /// The database could not be opened.
     Store(store::StoreError),
+    /// Another server holds the database.
+    Locked(dblock::LockError),
     /// A thread could not be started.
     Thread(std::io::Error),
 }
@@ -161,13 +178,32 @@ impl std::fmt::Display for ServeError {
                 )
             }
             ServeError::Socket(p, e) => write!(f, "cannot listen on {}: {e}", p.display()),
+            ServeError::StateDir(p, e) => {
+                write!(f, "cannot use the state directory {}: {e}", p.display())
+            }
             ServeError::Store(e) => write!(f, "{e}"),
+            ServeError::Locked(e) => write!(f, "{e}"),
             ServeError::Thread(e) => write!(f, "cannot start a thread: {e}"),
         }
     }
 }
 
 impl std::error::Error for ServeError {}
+
+/// A locked database whose holder is (about to be) serving our own socket is the start-up race
+/// two clients run (SPEC §12: one wins): that is `AlreadyRunning`, not an error.
+fn held_by_a_peer(socket: &std::path::Path, e: dblock::LockError) -> ServeError {
+    if matches!(e, dblock::LockError::Held { .. }) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        while std::time::Instant::now() < deadline {
+            if UnixStream::connect(socket).is_ok() {
+                return ServeError::AlreadyRunning(socket.to_owned());
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    ServeError::Locked(e)
+}
 
 /// A bound, ready server: the socket listens, the database is open, the world is built.
 pub struct Server {
@@ -176,6 +212,8 @@ pub struct Server {
     _lock: conn::ServerLock,
     notifier: crate::notify::Notifier,
     engine: engine::Engine,
+    /// Held for the server's life: no second server writes this database.
+    db_lock: Option<dblock::DbLock>,
     stop_tx: Sender<()>,
     stop_rx: crossbeam_channel::Receiver<()>,
 }
@@ -195,18 +233,30 @@ impl Server {
     /// Binds the socket, opens the database and builds the world. Manifest errors are returned
     /// for the caller to print as warnings; the manifests that loaded are used.
     pub fn bind(config: Config) -> Result<(Server, Vec<ManifestError>), ServeError> {
-        let store = match &config.db {
+        let (store, db_lock) = match &config.db {
             Some(path) => {
                 if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                    let _ = std::fs::create_dir_all(dir);
+                    if *path == default_db_path() {
+                        // lookout's own state directory: ours, 0700, not a symlink.
+                        private::own_dir(dir)
+                            .map_err(|e| ServeError::StateDir(dir.to_owned(), e))?;
+                    } else {
+                        let _ = std::fs::create_dir_all(dir);
+                    }
                 }
-                Some(store::Store::open(path).map_err(ServeError::Store)?)
+                // The lock before the first read: a second server must not even migrate it.
+                let lock = dblock::lock(path).map_err(|e| held_by_a_peer(&config.socket, e))?;
+                (
+                    Some(store::Store::open(path).map_err(ServeError::Store)?),
+                    Some(lock),
+                )
             }
-            None => None,
+            None => (None, None),
         };
         let (catalog, errors) = Catalog::standard(&config.manifests);
         // Bound last, so a client that can connect finds a server ready to answer.
-        let (listener, lock) = conn::bind(&config.socket).map_err(|e| match e {
+        let own_dir = config.socket.parent() == default_socket_path().parent();
+        let (listener, lock) = conn::bind(&config.socket, own_dir).map_err(|e| match e {
             conn::BindError::Live => ServeError::AlreadyRunning(config.socket.clone()),
             conn::BindError::Io(e) => ServeError::Socket(config.socket.clone(), e),
         })?;
@@ -228,7 +278,13 @@ impl Server {
             started: std::time::Instant::now(),
             stop: stop_tx.clone(),
         };
-        let mut engine = engine::Engine::new(world, identity, store, config.mirror_dir.clone());
+        let mut engine = engine::Engine::new(
+            world,
+            identity,
+            store,
+            config.mirror_dir.clone(),
+            config.retention,
+        );
         let notifier = crate::notify::start(config.settings.clone(), state_dir())
             .map_err(ServeError::Thread)?;
         engine.set_notifier(notifier.clone());
@@ -239,6 +295,7 @@ impl Server {
                 _lock: lock,
                 notifier,
                 engine,
+                db_lock,
                 stop_tx,
                 stop_rx,
             },
@@ -262,6 +319,7 @@ impl Server {
             config,
             listener,
             mut engine,
+            db_lock,
             stop_rx,
             stop_tx,
             _lock,
@@ -272,7 +330,7 @@ impl Server {
         let flag = stop_accepting.clone();
         std::thread::Builder::new()
             .name("lookout-accept".into())
-            .spawn(move || conn::accept_loop(listener, requests_tx, flag))
+            .spawn(move || accept::accept_loop(listener, requests_tx, flag))
             .map_err(ServeError::Thread)?;
         watch_socket(&config.socket, Stopper(stop_tx.clone()));
         engine.resume_sources();
@@ -283,6 +341,7 @@ impl Server {
         let _ = std::fs::remove_file(&config.socket);
         // No request reaches the world any more, so a source's last call fails fast and it cleans up.
         sources.stop_all(Duration::from_secs(3));
+        drop(db_lock);
         Ok(())
     }
 

@@ -6,12 +6,16 @@
 //! names documented here and in `docs/protocol.md`. A method name that is not in [`Request`] is
 //! refused with `unknown_method`, never dropped.
 
-use crate::components::LifecycleState;
+use crate::components::{LifecycleState, SizeError, check_size};
 use crate::event::{Change, Event, rfc3339};
 use crate::report::{ReportedState, TurnEndStatus};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
+
+mod id;
+pub use id::RequestId;
 
 /// The protocol version `hello` returns. Bump it only for an incompatible change; additions are
 /// announced as features instead.
@@ -49,7 +53,7 @@ pub const MAX_LINE: usize = 1 << 20;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WireError {
     /// A stable code (`unknown_method`, `bad_request`, `unknown_pane`, `too_large`, `timeout`,
-    /// `pane_exists`, `too_slow`, or a report refusal code).
+    /// `pane_exists`, `too_slow`, `storage`, or a report refusal code).
     pub code: String,
     /// What a person can do about it.
     pub message: String,
@@ -62,6 +66,16 @@ impl WireError {
             code: code.to_owned(),
             message: message.into(),
         }
+    }
+
+    /// A refused screen size: `bad_params` for one out of bounds, `too_large` for one that does
+    /// not fit the server's screen memory (§11).
+    pub fn size(method: &str, e: SizeError) -> Self {
+        let code = match e {
+            SizeError::OutOfRange { .. } => "bad_params",
+            SizeError::OverBudget { .. } => "too_large",
+        };
+        WireError::new(code, format!("{method}: {e}"))
     }
 
     /// `unknown_pane` for `pane`.
@@ -86,20 +100,30 @@ pub struct Response {
     pub error: Option<WireError>,
 }
 
+/// A response as the server writes it, with the id echoed verbatim.
+#[derive(Serialize)]
+struct Outgoing<'a> {
+    id: &'a RequestId,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<WireError>,
+}
+
 impl Response {
     /// A success line (without the trailing newline).
-    pub fn ok(id: &Value, result: Value) -> String {
-        line(&Response {
-            id: id.clone(),
+    pub fn ok(id: &RequestId, result: Value) -> String {
+        line(&Outgoing {
+            id,
             result: Some(result),
             error: None,
         })
     }
 
     /// An error line (without the trailing newline).
-    pub fn err(id: &Value, error: WireError) -> String {
-        line(&Response {
-            id: id.clone(),
+    pub fn err(id: &RequestId, error: WireError) -> String {
+        line(&Outgoing {
+            id,
             result: None,
             error: Some(error),
         })
@@ -227,7 +251,7 @@ pub const DEFAULT_WAIT_MS: u64 = 30_000;
 #[derive(Deserialize)]
 struct Envelope {
     #[serde(default)]
-    id: Value,
+    id: Option<Box<RawValue>>,
     method: Value,
     #[serde(default)]
     params: Value,
@@ -306,14 +330,14 @@ fn params<T: serde::de::DeserializeOwned>(method: &str, params: Value) -> Result
 
 /// Parses one request line (without its newline). On failure returns the id when it could be
 /// read (else null) and the error to answer with.
-pub fn parse_line(line: &[u8]) -> Result<(Value, Request), (Value, WireError)> {
+pub fn parse_line(line: &[u8]) -> Result<(RequestId, Request), (RequestId, WireError)> {
     let envelope: Envelope = serde_json::from_slice(line).map_err(|e| {
         (
-            Value::Null,
+            RequestId::null(),
             WireError::new("bad_request", format!("not a JSON request object: {e}")),
         )
     })?;
-    let id = envelope.id;
+    let id = envelope.id.map_or_else(RequestId::null, RequestId);
     let Value::String(method) = envelope.method else {
         return Err((
             id,
@@ -338,12 +362,7 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
         }
         "pane.open" => {
             let open: PaneOpen = params(method, p)?;
-            if open.rows == 0 || open.cols == 0 {
-                return Err(WireError::new(
-                    "bad_request",
-                    "pane.open: `rows` and `cols` must be at least 1",
-                ));
-            }
+            check_size(open.rows, open.cols).map_err(|e| WireError::size(method, e))?;
             Request::PaneOpen(open)
         }
         "pane.close" => Request::PaneClose(params::<PaneOnly>(method, p)?.pane),
@@ -361,12 +380,7 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
         }
         "pane.resize" => {
             let r: Resize = params(method, p)?;
-            if r.rows == 0 || r.cols == 0 {
-                return Err(WireError::new(
-                    "bad_request",
-                    "pane.resize: `rows` and `cols` must be at least 1",
-                ));
-            }
+            check_size(r.rows, r.cols).map_err(|e| WireError::size(method, e))?;
             Request::PaneResize(r.pane, r.rows, r.cols)
         }
         "pane.process" => Request::PaneProcess(params(method, p)?),
@@ -473,7 +487,7 @@ pub fn event_line(event: &Event) -> String {
 /// The line a dropped subscriber gets last.
 pub fn too_slow_line() -> String {
     line(
-        &json!({"error": WireError::new("too_slow", "this subscriber fell 1024 events behind and was dropped; subscribe again and reconcile from the snapshot")}),
+        &json!({"error": WireError::new("too_slow", "this connection fell too far behind (1024 events, or 16 MiB of replies and events it did not read) and was dropped; connect again (subscribers: subscribe again and reconcile from the snapshot)")}),
     )
 }
 
@@ -540,6 +554,14 @@ mod tests {
         let Err((id, _)) = parse_line(br#"{"id":"x7","method":"nope"}"#) else {
             panic!("parsed")
         };
-        assert_eq!(id, json!("x7"));
+        assert_eq!(id.as_str(), r#""x7""#);
+        let Ok((id, _)) = parse_line(br#"{"id":123456789012345678901234567890,"method":"hello"}"#)
+        else {
+            panic!("hello")
+        };
+        assert_eq!(
+            Response::ok(&id, json!({})),
+            r#"{"id":123456789012345678901234567890,"result":{}}"#
+        );
     }
 }

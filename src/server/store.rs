@@ -17,24 +17,51 @@ use std::time::{Duration, SystemTime};
 pub struct StoreError {
     /// What failed (`open`, `migrate`, `write tick`, …).
     pub doing: &'static str,
-    /// The SQLite error.
-    pub source: rusqlite::Error,
+    /// Why.
+    pub reason: StoreErrorKind,
+}
+
+/// Why the database failed.
+#[derive(Debug)]
+pub enum StoreErrorKind {
+    /// SQLite said no.
+    Sqlite(rusqlite::Error),
+    /// The file was written by a newer lookout (its schema version is past ours).
+    NewerSchema {
+        /// The file's version.
+        found: i64,
+        /// The newest this build knows.
+        known: usize,
+    },
 }
 
 impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "database: {}: {}", self.doing, self.source)
+        match &self.reason {
+            StoreErrorKind::Sqlite(e) => write!(f, "database: {}: {e}", self.doing),
+            StoreErrorKind::NewerSchema { found, known } => write!(
+                f,
+                "database: {}: its schema version {found} is newer than this lookout knows ({known}); run a newer lookout, or pass another --db",
+                self.doing
+            ),
+        }
     }
 }
 
 impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&self.source)
+        match &self.reason {
+            StoreErrorKind::Sqlite(e) => Some(e),
+            StoreErrorKind::NewerSchema { .. } => None,
+        }
     }
 }
 
 pub(super) fn ctx(doing: &'static str) -> impl FnOnce(rusqlite::Error) -> StoreError {
-    move |source| StoreError { doing, source }
+    move |e| StoreError {
+        doing,
+        reason: StoreErrorKind::Sqlite(e),
+    }
 }
 
 /// Migrations in order; `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`. Never edit
@@ -92,7 +119,9 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        let conn = Connection::open(path).map_err(ctx("open"))?;
+        // Never through a planted symlink (issue 13): the file must be the one at this path.
+        let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        let conn = Connection::open_with_flags(path, flags).map_err(ctx("open"))?;
         Store::init(conn)
     }
 
@@ -136,6 +165,18 @@ impl Store {
         if current.is_none() {
             tx.execute("INSERT INTO schema_version (version) VALUES (0)", [])
                 .map_err(ctx("migrate"))?;
+        }
+        // A newer lookout's file: refused, untouched (an older build would misread it).
+        if let Some(found) =
+            current.filter(|v| usize::try_from(*v).is_ok_and(|v| v > MIGRATIONS.len()))
+        {
+            return Err(StoreError {
+                doing: "open",
+                reason: StoreErrorKind::NewerSchema {
+                    found,
+                    known: MIGRATIONS.len(),
+                },
+            });
         }
         let current = usize::try_from(current.unwrap_or(0)).unwrap_or(0);
         for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
@@ -256,6 +297,19 @@ impl Store {
             .map_err(ctx("forget pane"))
     }
 
+    /// Deletes at most `batch` of the oldest events logged before `before`, never the newest
+    /// one (the numbering continues from it); returns how many went. Looks at `batch` rows at
+    /// most, so a step is cheap however large the log.
+    pub fn prune(&mut self, before: SystemTime, batch: usize) -> Result<usize, StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT ?1)
+                 AND time < ?2 AND seq < (SELECT MAX(seq) FROM events)",
+                params![i64::try_from(batch).unwrap_or(i64::MAX), rfc3339(before)],
+            )
+            .map_err(ctx("prune events"))
+    }
+
     /// How many events the log holds (tests, diagnostics).
     pub fn event_count(&self) -> Result<u64, StoreError> {
         self.conn
@@ -335,5 +389,55 @@ mod tests {
         store.forget("p").expect("forget");
         assert!(store.restore("p").expect("read").is_none());
         assert_eq!(store.event_count().expect("count"), 1);
+    }
+
+    #[test]
+    fn pruning_takes_old_events_in_steps_and_keeps_the_newest() {
+        let mut store = Store::memory().expect("store");
+        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
+        let events: Vec<Event> = (1..=5)
+            .map(|seq| Event {
+                seq: EventSeq(seq),
+                time: at(seq),
+                pane: Arc::from("p"),
+                cause: None,
+                change: Change::Labels { labels: vec![] },
+            })
+            .collect();
+        store.write_tick(&events, &[]).expect("write");
+        assert_eq!(store.prune(at(4), 2).expect("prune"), 2);
+        assert_eq!(
+            store.prune(at(4), 2).expect("prune"),
+            1,
+            "seq 3; 4 is not older"
+        );
+        assert_eq!(
+            store.prune(at(100), 10).expect("prune"),
+            1,
+            "the newest stays"
+        );
+        assert_eq!(store.event_count().expect("count"), 1);
+        assert_eq!(store.last_seq().expect("seq"), 5);
+    }
+
+    #[test]
+    fn a_newer_schema_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("l.db");
+        drop(Store::open(&path).expect("open"));
+        let conn = Connection::open(&path).expect("raw");
+        conn.execute("UPDATE schema_version SET version = 99", [])
+            .expect("bump");
+        drop(conn);
+        let err = Store::open(&path).expect_err("newer");
+        assert!(
+            err.to_string().contains("schema version 99 is newer"),
+            "{err}"
+        );
+        let conn = Connection::open(&path).expect("raw");
+        let v: i64 = conn
+            .query_row("SELECT version FROM schema_version", [], |r| r.get(0))
+            .expect("version");
+        assert_eq!(v, 99, "left as it was");
     }
 }

@@ -6,13 +6,12 @@
 use crate::components::LifecycleState;
 use crate::panes::PaneState;
 use crate::server::conn::Peer;
-use crate::server::protocol::WireError;
-use serde_json::Value;
+use crate::server::protocol::{RequestId, WireError};
 use std::time::Instant;
 
 #[derive(Debug)]
 struct Waiter {
-    id: Value,
+    id: RequestId,
     peer: Peer,
     pane: String,
     until: Vec<LifecycleState>,
@@ -27,7 +26,7 @@ impl Waiters {
     /// Registers a wait.
     pub fn add(
         &mut self,
-        id: Value,
+        id: RequestId,
         peer: Peer,
         pane: String,
         until: Vec<LifecycleState>,

@@ -14,10 +14,10 @@ pub fn ingest_output(
     clock: Res<Clock>,
     mut panes: Query<(&mut Screen, &mut Title, &mut Progress)>,
 ) {
-    if inbox.0.is_empty() {
+    if inbox.is_empty() {
         return;
     }
-    for (pane, output) in inbox.0.drain(..) {
+    for (pane, output) in inbox.drain() {
         let Some(entity) = index.get(&pane) else {
             continue;
         };
@@ -27,11 +27,7 @@ pub fn ingest_output(
         let screen = &mut *screen;
         match output {
             Output::Bytes(bytes) => screen.parser.process(&bytes),
-            Output::Resize { rows, cols } => {
-                let rows = std::num::NonZeroU16::new(rows).unwrap_or(std::num::NonZeroU16::MIN);
-                let cols = std::num::NonZeroU16::new(cols).unwrap_or(std::num::NonZeroU16::MIN);
-                screen.parser.screen_mut().set_size(rows, cols);
-            }
+            Output::Resize { rows, cols } => screen.resize(rows, cols),
         }
         screen.changed_at = Some(clock.now);
         let osc = screen.parser.callbacks_mut();

@@ -2,6 +2,7 @@
 //!
 //! Pure: no terminal, no clock (the caller passes "now"), so a frame is unit-tested as a string.
 
+use crate::cli::printable::printable;
 use crate::panes::{Badge, PaneState};
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
@@ -118,17 +119,16 @@ fn row(view: &View<'_>, pane: &PaneState, selected: bool) -> String {
     if pane.unread {
         attention.push('*');
     }
+    // Ids, kinds, labels and causes come from other programs: escaped, never drawn raw.
+    let shown = |text: &str| printable(text).into_owned();
     let cells = [
-        view.names
-            .get(&pane.pane)
-            .cloned()
-            .unwrap_or_else(|| pane.pane.clone()),
-        pane.kind.clone().unwrap_or_else(|| "-".into()),
+        shown(view.names.get(&pane.pane).unwrap_or(&pane.pane)),
+        shown(pane.kind.as_deref().unwrap_or("-")),
         pane.lifecycle.name().to_owned(),
         attention,
-        pane.labels.join(", "),
+        shown(&pane.labels.join(", ")),
         since(&pane.since, view.now),
-        pane.cause.clone().unwrap_or_default(),
+        shown(pane.cause.as_deref().unwrap_or_default()),
     ];
     let mut out = String::from(if selected { "> " } else { "  " });
     for (i, (cell, (_, width))) in cells.iter().zip(COLUMNS).enumerate() {

@@ -1,0 +1,99 @@
+//! The engine's durable side: one transaction per tick for its events and the rows of the panes
+//! they touched (events of a failed commit are held and retried; nothing unstored is published,
+//! issue 13), and event-log retention in small steps after a committed tick.
+
+use super::Engine;
+use crate::components::{AgentKind, Attention, Labels, Lifecycle, PaneId};
+use crate::resources::PaneIndex;
+use crate::server::store::PaneRow;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Events one pruning step deletes at most: a step costs about one tick's own transaction.
+const PRUNE_BATCH: usize = 1000;
+/// How often the log is checked for events past retention once it is caught up (or every half
+/// retention, when that is shorter).
+const PRUNE_EVERY: Duration = Duration::from_secs(60);
+
+impl Engine {
+    /// One small step of event-log retention, after a committed tick: at most [`PRUNE_BATCH`]
+    /// events, again next tick while there are more, else a minute later.
+    pub(super) fn prune_step(&mut self) {
+        let (Some(store), Some(keep)) = (self.store.as_mut(), self.retention) else {
+            return;
+        };
+        let now = Instant::now();
+        if now < self.prune_due {
+            return;
+        }
+        let before = SystemTime::now()
+            .checked_sub(keep)
+            .unwrap_or(SystemTime::UNIX_EPOCH);
+        let later = now + PRUNE_EVERY.min(keep / 2);
+        self.prune_due = match store.prune(before, PRUNE_BATCH) {
+            Ok(n) if n == PRUNE_BATCH => now,
+            Ok(_) => later,
+            Err(e) => {
+                eprintln!("lookout: {e}");
+                later
+            }
+        };
+    }
+
+    /// Writes every unstored event and the rows of the panes they touched in one transaction;
+    /// true when it committed (or there is no store). Logs when the store starts and stops failing.
+    pub(super) fn persist(&mut self) -> bool {
+        let Some(store) = self.store.as_mut() else {
+            return true;
+        };
+        let events = &self.unstored;
+        let touched: BTreeSet<&str> = events.iter().map(|e| &*e.pane).collect();
+        let index = self.world.resource::<PaneIndex>();
+        let mut rows = Vec::new();
+        for pane in touched {
+            let Some(entity) = index.get(pane) else {
+                continue;
+            };
+            let e = self.world.entity(entity);
+            if let (Some(id), Some(lc), Some(att), Some(labels), Some(kind)) = (
+                e.get::<PaneId>(),
+                e.get::<Lifecycle>(),
+                e.get::<Attention>(),
+                e.get::<Labels>(),
+                e.get::<AgentKind>(),
+            ) {
+                let _ = id;
+                rows.push(PaneRow {
+                    pane,
+                    kind: kind.name.as_deref(),
+                    lifecycle: lc,
+                    attention: att,
+                    labels,
+                });
+            }
+        }
+        // One bad write never stops the tick: the state stays in memory, its events are held, and
+        // the next tick writes them again.
+        match store.write_tick(events, &rows) {
+            Ok(()) => {
+                if self.storage_error.take().is_some() {
+                    eprintln!(
+                        "lookout: the database commits again; {} held event(s) stored",
+                        events.len()
+                    );
+                }
+                true
+            }
+            Err(e) => {
+                let reason = e.to_string();
+                if self.storage_error.as_deref() != Some(&reason) {
+                    eprintln!(
+                        "lookout: {reason}; reports are answered `storage` and events held until it commits"
+                    );
+                }
+                self.storage_error = Some(reason);
+                false
+            }
+        }
+    }
+}
