@@ -27,9 +27,10 @@ struct Home {
 
 impl Home {
     fn new() -> Home {
-        Home {
-            dir: tempfile::tempdir().expect("tempdir"),
-        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        // The session's runtime directory exists, as logind makes it; lookout makes its own inside.
+        std::fs::create_dir(dir.path().join("run")).expect("runtime dir");
+        Home { dir }
     }
 
     fn path(&self, rel: &str) -> PathBuf {
@@ -658,4 +659,8 @@ fn a_server_whose_socket_is_gone_stops() {
         || home.log(),
     );
     assert!(home.log().contains("removed or replaced"), "{}", home.log());
+    // A server started late (a hook's, say) does not bring the removed tree back.
+    let late = home.run(&["serve", "--detached"]);
+    assert!(!late.status.success(), "{}", text(&late));
+    assert!(!home.path("run").exists(), "the runtime dir was re-created");
 }

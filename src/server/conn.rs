@@ -45,11 +45,21 @@ pub enum BindError {
 /// when missing and otherwise left as it is — never chmodded (it may be `$HOME`).
 pub fn bind(path: &Path, own_dir: bool) -> Result<(UnixListener, ServerLock), BindError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // Only the socket's own directory is ever made: a server never re-creates a tree that was
+        // removed under it (a runtime directory gone at logout, a test's temp dir).
+        if let Some(parent) = dir
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty() && !p.exists())
+        {
+            return Err(BindError::Io(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!("{} does not exist", parent.display()),
+            )));
+        }
         if own_dir {
             crate::server::private::own_dir(dir).map_err(BindError::Io)?;
         } else if !dir.exists() {
             std::fs::DirBuilder::new()
-                .recursive(true)
                 .mode(0o700)
                 .create(dir)
                 .map_err(BindError::Io)?;
