@@ -688,6 +688,8 @@ fn mirror_file_is_ingested_when_the_socket_was_down() {
     let (dir, s) = served(50);
     let mut c = s.client();
     open_with(&mut c, "p", &["claude"]);
+    // As after `lookout stop`: the report must not start a server of its own on that socket.
+    std::fs::write(dir.path().join("nobody-here.sock.stopped"), "").expect("stop marker");
     let out = std::process::Command::new(LOOKOUT)
         .args(["report", "--pane", "p", "--agent", "claude", "--socket"])
         .arg(dir.path().join("nobody-here.sock"))
