@@ -49,38 +49,67 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             storage["error"].as_str().unwrap_or("unknown reason")
         );
     }
-    let (_, panes) = snapshot(result)?;
-    println!(
-        "{:<24} {:<10} {:<9} {:<10} {:<24} {:<24} RULES",
-        "PANE", "KIND", "STATE", "ATTENTION", "LABELS", "SINCE"
-    );
+    let (_, mut panes) = snapshot(result)?;
+    crate::panes::by_urgency(&mut panes);
+    let width = crate::pty::terminal::window_size().map_or(80, |w| usize::from(w.cols).max(60));
+    let header = ["PANE", "KIND", "STATE", "ATTN", "SINCE", "CAUSE"].map(String::from);
+    println!("{}", table_row(width, header));
+    let now = std::time::SystemTime::now();
     for p in panes {
-        let attention = match (p.input_required, p.unread) {
-            (true, true) => "input,unread",
-            (true, false) => "input",
-            (false, true) => "unread",
-            (false, false) => "-",
-        };
-        let labels = if p.labels.is_empty() {
-            "-".to_owned()
-        } else {
-            p.labels.join(", ")
-        };
-        // a kind whose rules no recording proves: its state is a best guess, say so per pane
-        let rules = if p.unverified { "unverified" } else { "-" };
-        // Ids, kinds and labels come from other programs: never let them drive the terminal.
-        println!(
-            "{:<24} {:<10} {:<9} {:<10} {:<24} {:<24} {}",
-            printable(&p.pane),
-            printable(p.kind.as_deref().unwrap_or("-")),
-            p.lifecycle.name(),
-            attention,
-            printable(&labels),
-            printable(&p.since),
-            rules
-        );
+        let mut attention = String::new();
+        if p.input_required {
+            attention.push('!');
+        }
+        if p.unread {
+            attention.push('*');
+        }
+        // The last column says why, then what else a person should know about the pane.
+        let mut why = vec![p.cause.clone().unwrap_or_else(|| "-".into())];
+        if !p.labels.is_empty() {
+            why.push(p.labels.join(", "));
+        }
+        if p.unverified {
+            why.push("unverified rules".into());
+        }
+        let cells = [
+            printable(&p.pane).into_owned(),
+            printable(p.kind.as_deref().unwrap_or("-")).into_owned(),
+            p.lifecycle.name().to_owned(),
+            if attention.is_empty() {
+                "-".into()
+            } else {
+                attention
+            },
+            crate::cli::watch::render::since(&p.since, now),
+            printable(&why.join(" · ")).into_owned(),
+        ];
+        println!("{}", table_row(width, cells));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Widths of every column but the last, which takes what is left of the line.
+const WIDTHS: [usize; 5] = [22, 9, 8, 4, 6];
+
+/// One table line within `width` columns: each cell cut to its column (a cut shows as `…`).
+fn table_row(width: usize, cells: [String; 6]) -> String {
+    let mut line = String::new();
+    for (cell, w) in cells.iter().zip(WIDTHS) {
+        line.push_str(&format!("{:<w$} ", fit(cell, w)));
+    }
+    let rest = width.saturating_sub(line.chars().count());
+    line.push_str(&fit(&cells[5], rest));
+    line.trim_end().to_owned()
+}
+
+/// `text` in at most `width` characters.
+fn fit(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(width.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
 /// One line about the server: pid, version, uptime, log.
@@ -108,4 +137,30 @@ fn last_report_problem() -> Option<String> {
     }
     let text = std::fs::read_to_string(&path).ok()?;
     text.lines().last().map(|l| printable(l).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_fits_the_width_and_cuts_long_cells_visibly() {
+        let cells = [
+            "tmux:a-very-long-session-name:%12".to_owned(),
+            "claude".to_owned(),
+            "blocked".to_owned(),
+            "!*".to_owned(),
+            "3m".to_owned(),
+            "screen:permission-dialog · gate ×1, 2 agents · unverified rules".to_owned(),
+        ];
+        let row = table_row(80, cells);
+        assert_eq!(row.chars().count(), 80, "{row}");
+        assert!(row.starts_with("tmux:a-very-long-sess… claude"), "{row}");
+        assert!(row.ends_with('…'), "{row}");
+        let short = table_row(80, ["p", "-", "idle", "-", "1s", "-"].map(String::from));
+        assert!(
+            short.chars().count() <= 80 && short.ends_with('-'),
+            "{short}"
+        );
+    }
 }
