@@ -525,8 +525,92 @@ fn evidence_policy_lets_the_screen_supersede_a_report() {
     h.tick();
     assert_eq!(
         h.lifecycle("p"),
+        Working,
+        "the screen may lag its hooks a moment"
+    );
+    h.tick();
+    assert_eq!(
+        h.lifecycle("p"),
         Blocked,
-        "the screen still shows the dialog: it supersedes"
+        "the screen still shows the dialog after the hold: it supersedes"
+    );
+}
+
+/// Seen live with Claude Code 2.1.332 and its hooks: `PermissionRequest` reports blocked ~0.4 s
+/// before the dialog is drawn, and the dialog is still drawn a moment after `PostToolUse` says
+/// working. Believing that screen at once made every dialog blocked → idle → blocked (two
+/// notifications) and ended approved turns blocked → idle (no done).
+#[test]
+fn the_screen_lagging_a_hook_does_not_flap_the_pane() {
+    let mut h = Harness::new("[hooks]\npolicy = \"evidence\"\n");
+    h.open("p", None);
+    h.start("p", "fake-agent");
+    h.screen("p", "old answer\n>");
+    h.tick();
+    h.report("hook:fake", session());
+    h.report("hook:fake", state(1, ReportedState::Working));
+    h.tick_after(100);
+    h.screen("p", "thinking (esc to interrupt)");
+    h.report("hook:fake", state(2, ReportedState::Blocked));
+    h.tick_after(100);
+    assert_eq!(
+        h.lifecycle("p"),
+        Blocked,
+        "the hook, before the dialog is drawn"
+    );
+    h.screen("p", "old answer\n>");
+    h.tick_after(300);
+    assert_eq!(
+        h.lifecycle("p"),
+        Blocked,
+        "not the prompt box the dialog replaces"
+    );
+    h.screen("p", "Allow this?");
+    h.tick_after(300);
+    assert_eq!(h.lifecycle("p"), Blocked);
+    // Approved: the tool runs, the dialog lingers a frame.
+    h.report("hook:fake", state(3, ReportedState::Working));
+    h.tick_after(100);
+    h.screen("p", "Allow this?");
+    h.tick_after(200);
+    assert_eq!(
+        h.lifecycle("p"),
+        Working,
+        "not the dialog that was just answered"
+    );
+    h.screen("p", "running (esc to interrupt)");
+    h.tick_after(200);
+    h.report("hook:fake", state(4, ReportedState::Done));
+    h.tick_after(200);
+    assert_eq!(h.lifecycle("p"), Done);
+    let blocked = h
+        .events
+        .iter()
+        .filter(|e| matches!(e.change, Change::Lifecycle { to: Blocked, .. }))
+        .count();
+    assert_eq!(blocked, 1, "one dialog, one blocked: {:?}", h.events);
+}
+
+/// A denial runs no hook: the screen still decides it once the hold is over.
+#[test]
+fn a_denied_dialog_the_hooks_never_report_still_goes_idle() {
+    let mut h = Harness::new("[hooks]\npolicy = \"evidence\"\n");
+    h.open("p", None);
+    h.start("p", "fake-agent");
+    h.screen("p", "Allow this?");
+    h.tick();
+    h.report("hook:fake", session());
+    h.report("hook:fake", state(1, ReportedState::Blocked));
+    h.tick_after(100);
+    h.screen("p", "denied\n>");
+    h.tick_after(200);
+    assert_eq!(h.lifecycle("p"), Blocked, "inside the hold");
+    h.tick_after(500);
+    h.tick_after(500);
+    assert_eq!(
+        h.lifecycle("p"),
+        Idle,
+        "after the hold the screen is believed, with no new output"
     );
 }
 

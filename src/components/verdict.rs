@@ -90,4 +90,8 @@ pub struct Verdict {
     pub departures: u64,
     /// Evidence policy: re-apply the screen's verdict on the next tick (§5.2).
     pub reassess: bool,
+    /// Evidence policy: a hook's decision that the screen may not contradict until this instant
+    /// (the screen lags its hooks: a dialog is drawn after `PermissionRequest`, the spinner after
+    /// `UserPromptSubmit`, the dialog is erased after `PostToolUse`).
+    pub hold: Option<(Decision, Instant)>,
 }

@@ -3,14 +3,21 @@
 //! Rule priority and ties were resolved when the manifests were compiled (rules are stored in
 //! winning order, so the first that fires is the winner); this stage decides between sources:
 //! a process exit first, then a fresh hook report, then the screen. Under the `evidence` policy
-//! the screen's verdict is applied once more on the tick after a report (§5.2).
+//! the screen's verdict is applied once more on the tick after a report (§5.2), but a screen that
+//! contradicts a report less than [`HOOK_HOLD`] old is not believed yet: the screen draws what a
+//! hook announces a moment later (seen live: Claude's `PermissionRequest` ~0.4 s before its
+//! dialog, so the old prompt box read idle in between and every dialog was notified twice).
 
 use crate::components::{
     AgentKind, Cause, Decision, HookClaim, HookEvidence, HookedProcess, ScreenVerdict, Verdict,
 };
 use crate::manifest::{HookPolicy, RuleState};
-use crate::resources::Manifests;
+use crate::resources::{Clock, Manifests};
 use bevy_ecs::prelude::*;
+use std::time::Duration;
+
+/// How long the screen may lag a hook report before it is believed over it.
+pub const HOOK_HOLD: Duration = Duration::from_secs(1);
 
 type Evidence<'a> = (
     Ref<'a, ScreenVerdict>,
@@ -21,7 +28,7 @@ type Evidence<'a> = (
 );
 
 /// Decides what each pane with new evidence should do.
-pub fn resolve_priority(manifests: Res<Manifests>, mut panes: Query<Evidence>) {
+pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Evidence>) {
     for (screen, hook, process, kind, mut verdict) in &mut panes {
         let departed = process.ended > verdict.departures;
         let hook_new = hook.is_changed() && hook.claim.is_some();
@@ -49,10 +56,11 @@ pub fn resolve_priority(manifests: Res<Manifests>, mut panes: Query<Evidence>) {
                 Some(HookClaim::Done) => Decision::Done,
                 Some(HookClaim::TurnEnded) | None => Decision::Idle { settled: true },
             };
-            next.decision = Some((decision, Cause::Hook(hook.source.clone())));
+            next.decision = Some((decision.clone(), Cause::Hook(hook.source.clone())));
             next.labels = hook.labels.clone();
             next.withdraw_screen_input = hook.first && policy == HookPolicy::Dominate;
             next.reassess = policy == HookPolicy::Evidence;
+            next.hold = next.reassess.then(|| (decision, clock.now + HOOK_HOLD));
         } else {
             next.decision = screen.0.as_ref().map(|(id, state, settled)| {
                 let decision = match state {
@@ -63,7 +71,26 @@ pub fn resolve_priority(manifests: Res<Manifests>, mut panes: Query<Evidence>) {
                 };
                 (decision, Cause::Screen(id.clone()))
             });
+            hold_against_the_screen(&mut next, verdict.hold.as_ref(), &clock);
         }
         *verdict = next;
+    }
+}
+
+/// A screen verdict that contradicts a hook report still inside its hold keeps the hook's state
+/// for now, and is looked at again next tick (so a denial the hooks never report still lands).
+fn hold_against_the_screen(
+    next: &mut Verdict,
+    hold: Option<&(Decision, std::time::Instant)>,
+    clock: &Clock,
+) {
+    let Some((held, until)) = hold.filter(|(_, until)| clock.now < *until) else {
+        return;
+    };
+    let agrees = matches!(&next.decision, Some((d, _)) if d == held || *d == Decision::Keep);
+    if !agrees && next.decision.is_some() {
+        next.decision = None;
+        next.reassess = true;
+        next.hold = Some((held.clone(), *until));
     }
 }

@@ -84,6 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         selected: None,
         status,
         problem: None,
+        notice: None,
         all: args.all,
     };
     if args.once {
@@ -118,6 +119,8 @@ struct Board {
     status: String,
     /// Shown in the footer until the server answers again.
     problem: Option<String>,
+    /// Shown in the footer until the next key (why Enter could not go there).
+    notice: Option<String>,
     /// Show plain shells too.
     all: bool,
 }
@@ -147,7 +150,7 @@ impl Board {
         let Some(pane) = self.panes.get(self.index()) else {
             return;
         };
-        self.problem = jump(&pane.pane).err();
+        self.notice = jump(&pane.pane).err();
     }
 
     fn index(&self) -> usize {
@@ -177,7 +180,11 @@ impl Board {
             cols: size.cols,
             rows: size.rows,
             color,
-            status: self.problem.as_deref().unwrap_or(&self.status),
+            status: self
+                .problem
+                .as_deref()
+                .or(self.notice.as_deref())
+                .unwrap_or(&self.status),
             names: &self.names,
         })
     }
@@ -291,6 +298,7 @@ fn wait(rx: &Receiver<Wake>, board: &mut Board) -> bool {
 
 /// Applies typed keys; false on `q`, Ctrl-C or Ctrl-D.
 fn on_keys(bytes: &[u8], board: &mut Board) -> bool {
+    board.notice = None;
     let mut i = 0;
     while i < bytes.len() {
         match &bytes[i..] {
