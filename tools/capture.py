@@ -6,9 +6,12 @@ Usage
   cargo build                                  # target/debug/lookout (for `record`)
   tools/capture.py list                        # kinds and cases
   tools/capture.py record claude               # every case of one kind -> tests/fixtures/claude/<version>/<case>.cast
+  tools/capture.py record claude --version 2.1.332   # the CLI installed in $AGENTS/claude@2.1.332
+                                               # (tools/install_agents.sh claude@2.1.332)
   tools/capture.py record claude approve deny  # some cases
   tools/capture.py explore claude slow         # no recorder: screens only, /tmp/captures[-<server>]/<kind>/<state>-<n>.txt
-  options: --agents DIR (default /opt/lookout-agents or $LOOKOUT_AGENTS), --lookout PATH,
+  options: --agents DIR (default /opt/lookout-agents or $LOOKOUT_AGENTS), --version V (use DIR/<kind>@V),
+           --lookout PATH,
            --out DIR (default tests/fixtures), --keep (leave the tmux session open on failure),
            --dump DIR (the mock saves request bodies), --strace FILE (explore: log connect() calls),
            --no-netns (do not isolate the network)
@@ -346,6 +349,7 @@ class Agent:
         m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)", out)
         return m.group(1) if m else "?"
 
+    cli_version = "?"     # what `--version` says (set by main)
     signin = None         # regex of the first-run / sign-in screen shown without configuration
     bg_running = None     # the footer row while a background command runs (case "background")
     bg_done = None        # what shows when it ended (None: bg_running goes away)
@@ -407,7 +411,8 @@ class Claude(Agent):
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
                     "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"})
         wjson(HOME + "/.claude.json", {
-            "hasCompletedOnboarding": True, "lastOnboardingVersion": "2.1.197", "theme": "dark",
+            "hasCompletedOnboarding": True, "lastOnboardingVersion": self.cli_version, "theme": "dark",
+            "lastReleaseNotesSeen": self.cli_version,
             "customApiKeyResponses": {"approved": [DUMMY_ANTHROPIC[-20:]], "rejected": []},
             "autoUpdates": False,
             "projects": {PROJECT: {"hasTrustDialogAccepted": True, "allowedTools": [],
@@ -614,6 +619,7 @@ class Cline(Agent):
 
 class Aider(Agent):
     kind = "aider"
+    port = 0
     ready = r"^(diff)?> *$"
     busy = None
     dialog = r"\(Y\)es/\(N\)o[^\n]*\]: *$"
@@ -1169,7 +1175,7 @@ def run_case(agent, case, args):
     else:
         agent.setup(env, mock.port)
     argv = agent.argv()
-    version = agent.version()
+    version = agent.cli_version
     if version == "?" and not explore:  # fixtures live under <kind>/<version>/: never guess one
         mock.stop()
         raise SystemExit("capture: cannot tell the %s version (`--version` printed none)" % agent.kind)
@@ -1238,6 +1244,7 @@ def main():
     ap.add_argument("kind", nargs="?")
     ap.add_argument("cases", nargs="*")
     ap.add_argument("--agents", default=os.environ.get("LOOKOUT_AGENTS", "/opt/lookout-agents"))
+    ap.add_argument("--version", help="run the CLI installed in AGENTS/<kind>@VERSION")
     ap.add_argument("--lookout", default=os.path.join(REPO, "target", "debug", "lookout"))
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "fixtures"))
     ap.add_argument("--dump", help="mock: save request bodies here")
@@ -1252,7 +1259,16 @@ def main():
         for k, c in AGENTS.items():
             print(k, " ".join(getattr(c, "cases", CASES)))
         return 0
-    agent = AGENTS[args.kind](args.agents)
+    agents = args.agents
+    if args.version:
+        agents = os.path.join(args.agents, "%s@%s" % (args.kind, args.version))
+        if not os.path.isdir(agents):
+            raise SystemExit("capture: %s is not installed (tools/install_agents.sh %s@%s)"
+                             % (agents, args.kind, args.version))
+    agent = AGENTS[args.kind](agents)
+    agent.cli_version = agent.version()
+    if args.mode == "record" and args.version and agent.cli_version != args.version:
+        raise SystemExit("capture: %s reports version %s, not %s" % (agents, agent.cli_version, args.version))
     if args.mode == "start":  # set up and leave the CLI running in tmux for hand exploration
         mock = Mock(dump=args.dump)
         env = fresh_home()
