@@ -1,6 +1,7 @@
 //! The corpus: every recording under `tests/fixtures/<kind>/<version>/<case>.cast` is replayed
 //! through the bundled manifests, and every marker (the state a person saw at that moment) must
-//! match.
+//! match — once as recorded, and once more with every OSC 0/1/2 window title removed (a terminal
+//! with titles off, or an agent told not to set them), so no state rests on the title alone.
 //! Recordings of the real CLIs, made with `lookout record` by `tools/capture.py`.
 
 use lookout::corpus::{self, Fixture};
@@ -68,6 +69,12 @@ fn assert_all_right(markers: usize, failures: Vec<String>) {
 #[test]
 fn every_fixture_marker_replays_right() {
     let (markers, failures) = replay_all(Cast::clone, "titles on");
+    assert_all_right(markers, failures);
+}
+
+#[test]
+fn every_fixture_marker_replays_right_with_titles_off() {
+    let (markers, failures) = replay_all(lookout::replay::without_titles, "titles off");
     assert_all_right(markers, failures);
 }
 
