@@ -300,6 +300,10 @@ def wjson(path, obj):
         json.dump(obj, f, indent=2)
 
 
+# cases recorded in Claude's manual permission mode: the agent asks before a shell command, and
+# 2.1.3xx's default auto mode stops sub-agents behind its server-side safety check (unreachable here)
+MANUAL_PERMISSION_CASES = ("approve", "deny", "small", "background", "subagent")
+
 CASES_ALL = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 
 
@@ -350,6 +354,7 @@ class Agent:
         return m.group(1) if m else "?"
 
     cli_version = "?"     # what `--version` says (set by main)
+    case = None           # the case being recorded (set by run_case before setup)
     signin = None         # regex of the first-run / sign-in screen shown without configuration
     bg_running = None     # the footer row while a background command runs (case "background")
     bg_done = None        # what shows when it ended (None: bg_running goes away)
@@ -410,6 +415,10 @@ class Claude(Agent):
         env.update({"ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port, "ANTHROPIC_API_KEY": DUMMY_ANTHROPIC,
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
                     "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"})
+        if self.case in MANUAL_PERMISSION_CASES:
+            # 2.1.3xx runs in auto mode by default (no permission prompt for a plain shell command):
+            # the permission cases ask for the manual mode every release understands
+            wjson(HOME + "/.claude/settings.json", {"permissions": {"defaultMode": "default"}})
         wjson(HOME + "/.claude.json", {
             "hasCompletedOnboarding": True, "lastOnboardingVersion": self.cli_version, "theme": "dark",
             "lastReleaseNotesSeen": self.cli_version,
@@ -1170,6 +1179,7 @@ def run_case(agent, case, args):
     mock = Mock(dump=args.dump, slow_seconds=agent.slow_seconds)
     env = fresh_home()
     env["LOOKOUT_CAPTURE"] = "1"
+    agent.case = case
     if case == "signin":
         agent.setup_signin(env, mock.port)
     else:
