@@ -203,6 +203,7 @@ pub fn open_pane(
                 HookEvidence::default(),
                 ScreenVerdict::default(),
                 Wake::default(),
+                Glimpse::default(),
             ),
             (
                 Verdict::default(),
@@ -237,7 +238,23 @@ fn entity(world: &World, id: &str) -> Result<Entity, UnknownPane> {
 /// Queues PTY output for the next tick.
 pub fn feed(world: &mut World, id: &str, bytes: &[u8]) -> Result<(), UnknownPane> {
     entity(world, id)?;
-    world.resource_mut::<OutputInbox>().bytes(id, bytes);
+    world.resource_mut::<OutputInbox>().bytes(id, bytes, None);
+    Ok(())
+}
+
+/// Queues output bytes that arrived at `at` (the embedder's clock, the same one it sets as
+/// `Clock`): output in bursts apart by more than [`BURST_GAP`] is read burst by burst, so a
+/// working screen shown between two ticks still counts (§3.3 addendum).
+pub fn feed_at(
+    world: &mut World,
+    id: &str,
+    bytes: &[u8],
+    at: std::time::Instant,
+) -> Result<(), UnknownPane> {
+    entity(world, id)?;
+    world
+        .resource_mut::<OutputInbox>()
+        .bytes(id, bytes, Some(at));
     Ok(())
 }
 

@@ -118,7 +118,9 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
         }
         match &event.kind {
             EventKind::Output(data) => {
-                let _ = crate::panes::feed(&mut world, PANE, data.as_bytes());
+                // stamped with recording time: bursts are read as they came (§3.3 addendum)
+                let _ =
+                    crate::panes::feed_at(&mut world, PANE, data.as_bytes(), start + event.time);
             }
             EventKind::Resize { cols, rows } => {
                 let _ = crate::panes::resize(&mut world, PANE, *rows, *cols);

@@ -668,3 +668,88 @@ fn claude_dialogs_old_and_new_read_blocked_but_quoted_ones_do_not() {
     assert_eq!(h.lifecycle("ruled"), Blocked);
     assert_eq!(h.lifecycle("quoted"), Idle, "{:?}", h.state("quoted").cause);
 }
+
+/// Feeds `text` as a full screen that arrived `ms` after the clock's current time.
+fn screen_at(h: &mut Harness, id: &str, text: &str, ms: u64) {
+    let bytes = format!("\x1b[2J\x1b[H{}", text.replace('\n', "\r\n"));
+    let at = h.world.resource::<Clock>().now + Duration::from_millis(ms);
+    panes::feed_at(&mut h.world, id, bytes.as_bytes(), at).expect("pane");
+}
+
+#[test]
+fn an_approved_prompt_whose_work_ends_within_a_tick_still_ends_done() {
+    let mut h = Harness::new("");
+    h.open("p", Some("fake"));
+    h.screen("p", "Allow this?");
+    h.tick();
+    assert_eq!(h.lifecycle("p"), Blocked);
+    // Approved: the command runs and the answer is back 60 ms later, all before the next tick.
+    screen_at(&mut h, "p", "running (esc to interrupt)", 10);
+    screen_at(&mut h, "p", "answer\n>", 70);
+    h.tick();
+    let s = h.state("p");
+    assert_eq!(
+        (s.lifecycle, s.input_required),
+        (Working, false),
+        "through working ({:?})",
+        s.cause
+    );
+    h.tick_after(1100);
+    let s = h.state("p");
+    assert_eq!((s.lifecycle, s.unread), (Done, true), "{:?}", s.cause);
+    assert_eq!(s.cause.as_deref(), Some("screen:prompt"));
+}
+
+#[test]
+fn a_quick_answer_from_idle_within_a_tick_ends_done_with_unread() {
+    let mut h = Harness::new("[timing]\nidle_settle_ms = 0\n");
+    h.open("p", Some("fake"));
+    h.screen("p", ">");
+    h.tick();
+    screen_at(&mut h, "p", "q\nthinking (esc to interrupt)", 5);
+    screen_at(&mut h, "p", "q\nanswer\n>", 90);
+    h.tick();
+    let s = h.state("p");
+    assert_eq!((s.lifecycle, s.unread), (Done, true), "{:?}", s.cause);
+    let moves: Vec<(LifecycleState, LifecycleState)> = h
+        .events
+        .iter()
+        .filter_map(|e| match e.change {
+            Change::Lifecycle { from, to, .. } => Some((from, to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, [(Idle, Done)], "one event for the tick's net change");
+}
+
+#[test]
+fn a_denied_prompt_with_no_working_screen_between_stays_idle() {
+    let mut h = Harness::new("");
+    h.open("p", Some("fake"));
+    h.screen("p", "Allow this?");
+    h.tick();
+    // Denied: the dialog closes and the prompt is back, in two bursts, with no working screen.
+    screen_at(&mut h, "p", "denied", 10);
+    screen_at(&mut h, "p", "denied\n>", 60);
+    h.tick();
+    h.tick_after(1100);
+    let s = h.state("p");
+    assert_eq!(
+        (s.lifecycle, s.unread, s.input_required),
+        (Idle, false, false)
+    );
+}
+
+#[test]
+fn output_without_arrival_times_is_read_at_the_tick_only() {
+    // An embedder that does not stamp output (`feed`) keeps the tick-only reading.
+    let mut h = Harness::new("");
+    h.open("p", Some("fake"));
+    h.screen("p", "Allow this?");
+    h.tick();
+    h.screen("p", "running (esc to interrupt)");
+    h.screen("p", "answer\n>");
+    h.tick();
+    h.tick_after(1100);
+    assert_eq!(h.lifecycle("p"), Idle);
+}

@@ -8,6 +8,7 @@
 //! | `Screen`        | `ingest_output` (Ingest)                   | `evaluate_rules`, explain                |
 //! | `Title`         | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Progress`      | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
+//! | `Glimpse`       | `ingest_output` (Ingest)                   | `resolve_priority`                       |
 //! | `HookedProcess` | `ingest_processes`, `ingest_hooks` (Ingest)| identify, evaluate, resolve, the embedder|
 //! | `AgentKind`     | `identify_agents` (Ingest)                 | hooks, evaluate, resolve, transitions    |
 //! | `HookEvidence`  | `ingest_hooks` (Ingest)                    | `resolve_priority`, `emit_events`        |
@@ -18,6 +19,7 @@
 mod agent_kind;
 mod attention;
 mod cause;
+mod glimpse;
 mod hooked_process;
 mod labels;
 mod lifecycle;
@@ -30,6 +32,7 @@ mod verdict;
 pub use agent_kind::AgentKind;
 pub use attention::{Attention, Flag};
 pub use cause::Cause;
+pub use glimpse::Glimpse;
 pub use hooked_process::{Generation, HookedProcess, Presence};
 pub use labels::Labels;
 pub use lifecycle::{Lifecycle, LifecycleState, Settling};

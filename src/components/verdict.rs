@@ -90,4 +90,7 @@ pub struct Verdict {
     pub departures: u64,
     /// Evidence policy: re-apply the screen's verdict on the next tick (§5.2).
     pub reassess: bool,
+    /// A working screen was seen since the last tick, before this idle decision (§3.3
+    /// addendum): the pane passes through working first, with this cause.
+    pub passed_working: Option<Cause>,
 }

@@ -7,7 +7,7 @@
 use crate::components::{
     AgentKind, HookedProcess, Presence, Progress, Screen, ScreenVerdict, Title, Wake,
 };
-use crate::manifest::HookPolicy;
+use crate::manifest::{Catalog, HookPolicy, KindRules};
 use crate::resources::{Clock, Manifests};
 use crate::rules::Look;
 use bevy_ecs::prelude::*;
@@ -35,15 +35,7 @@ pub fn evaluate_rules(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Q
         if !changed && !woke {
             continue;
         }
-        let rules = kind
-            .id
-            .and_then(|id| catalog.kind(id))
-            .filter(|k| !k.rules.is_empty());
-        let eligible = rules.filter(|k| {
-            process.presence != Presence::Exited
-                && !(process.hooked && k.policy == HookPolicy::Dominate)
-        });
-        let Some(rules) = eligible else {
+        let Some(rules) = screen_rules(catalog, &kind, &process) else {
             verdict.set_if_neq(ScreenVerdict(None));
             wake.set_if_neq(Wake(None));
             continue;
@@ -63,4 +55,20 @@ pub fn evaluate_rules(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Q
         verdict.set_if_neq(ScreenVerdict(winner));
         wake.set_if_neq(Wake(outcome.wake));
     }
+}
+
+/// The rules that read this pane's screen: those of its kind, unless the kind has none, the
+/// process exited (§3.5) or a hook dominates it (§5.1).
+pub(crate) fn screen_rules<'c>(
+    catalog: &'c Catalog,
+    kind: &AgentKind,
+    process: &HookedProcess,
+) -> Option<&'c KindRules> {
+    kind.id
+        .and_then(|id| catalog.kind(id))
+        .filter(|k| !k.rules.is_empty())
+        .filter(|k| {
+            process.presence != Presence::Exited
+                && !(process.hooked && k.policy == HookPolicy::Dominate)
+        })
 }
