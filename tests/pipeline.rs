@@ -753,3 +753,57 @@ fn output_without_arrival_times_is_read_at_the_tick_only() {
     h.tick_after(1100);
     assert_eq!(h.lifecycle("p"), Idle);
 }
+
+#[test]
+fn output_no_rule_reads_for_a_minute_flags_the_rules_stale_without_a_state() {
+    let mut h = Harness::new("");
+    h.open("p", Some("fake"));
+    h.screen("p", ">");
+    h.tick();
+    for i in 0..14 {
+        h.screen("p", &format!("some new screen layout, frame {i}"));
+        h.tick_after(5000);
+    }
+    let s = h.state("p");
+    assert_eq!(s.lifecycle, Idle, "drift never guesses a state");
+    let stale = s
+        .rules_stale
+        .expect("flagged after 60 s of unmatched output");
+    assert!(stale.contains("no fake rule firing"), "{stale}");
+    h.screen("p", ">");
+    h.tick();
+    assert_eq!(h.state("p").rules_stale, None, "a rule fires again");
+}
+
+#[test]
+fn a_cli_newer_than_every_recording_is_flagged_with_what_to_record() {
+    let (catalog, errors) = Catalog::load([(
+        "fake.toml",
+        format!("recorded = [\"1.2.0\", \"1.10.0\"]\n{RULES}"),
+    )]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut h = Harness {
+        world: lookout::world(Arc::new(catalog)),
+        ticket_answers: Vec::new(),
+        events: Vec::new(),
+    };
+    h.open("p", None);
+    h.start("p", "fake-agent");
+    h.tick();
+    let generation = lookout::components::Generation(h.state("p").generation);
+    let version = |v: &str| ProcessEvent::Version {
+        generation,
+        version: v.into(),
+    };
+    panes::process(&mut h.world, "p", version("1.9.3")).expect("pane");
+    h.screen("p", ">");
+    h.tick();
+    let s = h.state("p");
+    assert_eq!((s.version.as_deref(), s.rules_stale), (Some("1.9.3"), None));
+    panes::process(&mut h.world, "p", version("1.11.0")).expect("pane");
+    h.tick();
+    let s = h.state("p");
+    let stale = s.rules_stale.expect("newer than 1.10.0");
+    assert!(stale.contains("fake@1.11.0"), "{stale}");
+    assert_eq!(s.generation, generation.0, "a version is not a new process");
+}

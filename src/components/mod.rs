@@ -13,12 +13,14 @@
 //! | `AgentKind`     | `identify_agents` (Ingest)                 | hooks, evaluate, resolve, transitions    |
 //! | `HookEvidence`  | `ingest_hooks` (Ingest)                    | `resolve_priority`, `emit_events`        |
 //! | `ScreenVerdict`, `Wake` | `evaluate_rules` (Evaluate)        | `resolve_priority`                       |
+//! | `Drift`         | `evaluate_rules` (Evaluate)                | the embedder (status, explain)           |
 //! | `Verdict`       | `resolve_priority` (Resolve)               | `apply_transitions`                      |
 //! | `Lifecycle`, `Attention`, `Labels`, `Settling` | `apply_transitions` (Transition) | `emit_events`, the embedder |
 
 mod agent_kind;
 mod attention;
 mod cause;
+mod drift;
 mod glimpse;
 mod hooked_process;
 mod labels;
@@ -32,6 +34,7 @@ mod verdict;
 pub use agent_kind::AgentKind;
 pub use attention::{Attention, Flag};
 pub use cause::Cause;
+pub use drift::{Drift, Stale, compare_versions};
 pub use glimpse::Glimpse;
 pub use hooked_process::{Generation, HookedProcess, Presence};
 pub use labels::Labels;

@@ -88,6 +88,14 @@ pub enum ProcessEvent {
     },
     /// The process exited.
     Exited,
+    /// The embedder found the release of the process of `generation` (its `--version`, probed
+    /// at the edge); ignored if another process has taken over since.
+    Version {
+        /// The generation it belongs to.
+        generation: crate::components::Generation,
+        /// The release number, e.g. `2.1.332`.
+        version: String,
+    },
 }
 
 /// Process events, per pane, in arrival order.
