@@ -404,7 +404,7 @@ class Agent:
 class Claude(Agent):
     kind = "claude"
     cases = CASES_ALL + ["background", "subagent", "ask"]
-    bg_running = r"^\s*\d+ shells? ·"
+    bg_running = r"(?:^\s*|· )\d+ shells? ·"  # 2.1.3xx: "⏸ manual mode on · 1 shell · ↓ to manage"
     bg_done = r"Background command .* completed"
     ready = r"^❯\s*$"
     busy_title = r"^[\u2801-\u28ff]"
