@@ -1250,7 +1250,7 @@ def sc_longtool(a, p):
     """A command that runs 32 s with no output (approved first where the CLI asks): working."""
     p.mark("i")
     p.type("a long tool run please", enter_key=a.submit)
-    t = p.wait(r"sleep 32", 30, what="long-tool", quiet=a.dialog_quiet)
+    t = p.wait(r"time\.sleep\(32\)", 30, what="long-tool", quiet=a.dialog_quiet)
     if re.search(a.dialog, bottom(t, a.dialog_lines), re.M):
         p.mark("b")
         p.keys(*a.approve)

@@ -54,7 +54,8 @@ LOCK = threading.Lock()
 
 SHELL_CMD = "touch approved.txt"
 BG_CMD = "sleep 20"
-LONG_CMD = "sleep %d"
+# not `sleep N`: Claude Code refuses a long foreground sleep and asks for a background run
+LONG_CMD = "python3 -c 'import time; time.sleep(%d)'"
 SLOW_LINES = [
     "Here is a slow, carefully streamed answer so that the working state stays visible.",
     "First, the mock model considers the question from a few angles.",
