@@ -1250,13 +1250,18 @@ def sc_longtool(a, p):
     """A command that runs 32 s with no output (approved first where the CLI asks): working."""
     p.mark("i")
     p.type("a long tool run please", enter_key=a.submit)
-    t = p.wait(r"time\.sleep\(32\)", 30, what="long-tool", quiet=a.dialog_quiet)
+    p.wait(r"time\.sleep\(32\)", 30, what="long-tool", quiet=a.dialog_quiet)
+    time.sleep(1.5)  # the command shows in the transcript before the dialog is drawn
+    t = p.text()
     if re.search(a.dialog, bottom(t, a.dialog_lines), re.M):
         p.mark("b")
         p.keys(*a.approve)
     time.sleep(5.0)
+    a.is_working(p)  # the CLI's own busy sign, not only the clock
     p.mark("w")
     time.sleep(12.0)
+    a.is_working(p)
+    p.wait(a.final, 1, gone=True, what="not-final-yet")
     p.mark("w")
     p.wait(a.final, 60, what="final")
     a.is_idle(p)
@@ -1294,7 +1299,9 @@ def sc_firstrun(a, p):
 
 
 def sc_noanim(a, p):
-    """Codex with tui.animations = false: a slow answer."""
+    """Codex with tui.animations = false: a slow answer. No title spinner then, and no status row
+    while the reply streams: the harness has no busy sign to wait for (the text is the sign)."""
+    a.busy = a.busy_title = None
     sc_slow(a, p)
 
 

@@ -299,7 +299,13 @@ def plan_tool(tools, scenario):
     if scenario == "long":  # a silent command that runs for --long-seconds
         p = plan_tool(tools, "perm")
         if p:
-            return p[0], swap_command(p[1], LONG_CMD % ARGS.long_seconds, "Wait quietly.")
+            a = swap_command(p[1], LONG_CMD % ARGS.long_seconds, "Wait quietly.")
+            t = pick_tool(tools, SHELL_NAMES, ["shell", "bash", "exec", "command", "terminal"])
+            for k in ((t[1] or {}).get("properties") or {}) if t else ():
+                if k.lower() in ("yield_time_ms", "timeout_ms", "timeout"):
+                    # wait for it in the foreground (Codex yields a command after 10 s by default)
+                    a[k] = (ARGS.long_seconds + 30) * 1000
+            return p[0], a
     if scenario == "bg":  # a long command left running in the background (no escalation asked)
         t = pick_tool(tools, SHELL_NAMES, ["shell", "bash", "exec", "command", "terminal"])
         if t:
