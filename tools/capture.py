@@ -565,7 +565,9 @@ class Qwen(Agent):
     cases = CASES_ALL + ["background"]
     bg_running = r"for shortcuts · \d+ shells?"
     bg_done = r"for shortcuts · \d+ tasks? done"
-    ready = r"Type your message"
+    # the input between two rules; 0.2x shows a suggested next prompt there as ghost text
+    # ("> Mock answer.") instead of the "Type your message" placeholder
+    ready = r"Type your message|^─{8,}\n> [^\n]*\n─{8,}"
     busy = r"esc to cancel"
     dialog = r"Allow execution|Apply this change\?|Allow once|Yes, allow once"
     approve = ("Enter",)
