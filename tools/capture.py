@@ -653,8 +653,9 @@ class Cline(Agent):
 
     def argv(self):
         if self.cli_version.startswith(("1.", "2.")):
-            # 2.x has neither -i nor --auto-approve: interactive and asking are its defaults
-            return [self.bin + "/cline"]
+            # 2.x has neither -i nor --auto-approve (asking is its default); without --tui it
+            # opens a "Introducing Cline Kanban!" chooser (a browser board) instead of the TUI
+            return [self.bin + "/cline", "--tui"]
         return [self.bin + "/cline", "-i", "--auto-approve", "false"]
 
 
