@@ -621,7 +621,8 @@ class Opencode(Agent):
 
 class Cline(Agent):
     kind = "cline"
-    ready = r"❯ (Ask anything|What can I do)"
+    # 3.x: "❯ Ask anything..." between rules; 2.x: an empty rounded input box over the hint row
+    ready = r"❯ (Ask anything|What can I do)|^ / for commands · @ for files"
     busy = r"^ [\u2801-\u28ff] "
     busy_lines = 40
     dialog = r"Approve tool call\?[\s\S]*\[y\] Approve"
