@@ -992,7 +992,6 @@ SIZES = {"small": (80, 24), "narrow": (60, 20)}
 #   notitle   (claude) CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1: slow answer then the permission flow
 #   plan      (claude) plan mode (shift+tab) footer: a slow answer  i, w, w, i
 #   noanim    (codex) tui.animations = false: a slow answer       i, w, w, i
-#   presets   (codex) the /approvals picker opened at idle, another preset chosen, a slow answer
 EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool"]
 
 
@@ -1306,29 +1305,6 @@ def sc_firstrun(a, p):
     p.mark("i")
 
 
-def sc_presets(a, p):
-    """Codex: the /approvals picker the user opens at idle (idle, never blocked), a preset chosen
-    in it, then a slow answer under that preset."""
-    p.mark("i")
-    p.type("/approvals", enter=False)
-    time.sleep(0.8)
-    p.keys("Enter")
-    p.wait(r"Full Access|Read Only", 15, what="approvals-picker", quiet=a.settle)
-    p.mark("i")
-    time.sleep(1.0)
-    p.mark("i")
-    p.keys("Up")  # another preset than the configured one
-    time.sleep(0.5)
-    p.keys("Enter")
-    time.sleep(1.0)
-    t = p.text()
-    if re.search(r"Full Access|Read Only", bottom(t, 10)):  # a confirmation for that preset
-        p.keys("Enter")
-    p.wait(a.ready, 15, what="ready", quiet=a.settle, lines=6)
-    p.mark("i")
-    sc_slow(a, p)
-
-
 def sc_noanim(a, p):
     """Codex with tui.animations = false: a slow answer. No title spinner then, and no status row
     while the reply streams: the harness has no busy sign to wait for (the text is the sign)."""
@@ -1338,7 +1314,7 @@ def sc_noanim(a, p):
 
 SCENARIOS = {"edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
              "queued": sc_queued, "error": sc_error, "longtool": sc_longtool, "notitle": sc_notitle,
-             "plan": sc_plan, "noanim": sc_noanim, "presets": sc_presets, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+             "plan": sc_plan, "noanim": sc_noanim, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 
