@@ -153,7 +153,7 @@ mod tests {
         inbox.resize("a", 10, 10);
         inbox.resize("b", 5, 5);
         inbox.resize("a", 20, 20);
-        inbox.bytes("a", b"x");
+        inbox.bytes("a", b"x", None);
         inbox.resize("a", 30, 30);
         inbox.resize("a", 40, 40);
         let got: Vec<(String, Output)> = inbox.drain().map(|(p, o)| (p.to_string(), o)).collect();
@@ -163,7 +163,7 @@ mod tests {
             [
                 ("a".into(), resize(20, 20)),
                 ("b".into(), resize(5, 5)),
-                ("a".into(), Output::Bytes(b"x".to_vec())),
+                ("a".into(), Output::Bytes(b"x".to_vec(), None)),
                 ("a".into(), resize(40, 40)),
             ]
         );
