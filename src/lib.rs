@@ -2,6 +2,7 @@
 
 pub mod cli;
 pub mod components;
+pub mod corpus;
 pub mod event;
 pub mod fuzzing;
 pub mod manifest;

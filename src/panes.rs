@@ -103,6 +103,14 @@ pub struct PaneState {
     /// manifests): its states are a best guess. Sent only when true.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub unverified: bool,
+    /// The pane's rules may no longer fit its CLI (the screen kept changing with no rule
+    /// firing, or the CLI is newer than every recording): what is wrong and what to record.
+    /// Never a state. Sent only when raised.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rules_stale: Option<String>,
+    /// The CLI's release as its `--version` said (probed at the edge), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 /// What to restore when a pane comes back under the same id (§7).
@@ -203,6 +211,8 @@ pub fn open_pane(
                 HookEvidence::default(),
                 ScreenVerdict::default(),
                 Wake::default(),
+                Glimpse::default(),
+                Drift::default(),
             ),
             (
                 Verdict::default(),
@@ -237,7 +247,23 @@ fn entity(world: &World, id: &str) -> Result<Entity, UnknownPane> {
 /// Queues PTY output for the next tick.
 pub fn feed(world: &mut World, id: &str, bytes: &[u8]) -> Result<(), UnknownPane> {
     entity(world, id)?;
-    world.resource_mut::<OutputInbox>().bytes(id, bytes);
+    world.resource_mut::<OutputInbox>().bytes(id, bytes, None);
+    Ok(())
+}
+
+/// Queues output bytes that arrived at `at` (the embedder's clock, the same one it sets as
+/// `Clock`): output in bursts apart by more than [`BURST_GAP`] is read burst by burst, so a
+/// working screen shown between two ticks still counts (§3.3 addendum).
+pub fn feed_at(
+    world: &mut World,
+    id: &str,
+    bytes: &[u8],
+    at: std::time::Instant,
+) -> Result<(), UnknownPane> {
+    entity(world, id)?;
+    world
+        .resource_mut::<OutputInbox>()
+        .bytes(id, bytes, Some(at));
     Ok(())
 }
 
@@ -314,6 +340,13 @@ pub fn state(world: &World, id: &str) -> Result<PaneState, UnknownPane> {
             .id
             .and_then(|id| world.resource::<Manifests>().0.kind(id))
             .is_some_and(|k| k.unverified()),
+        rules_stale: get.get::<Drift>().and_then(|d| {
+            d.describe(
+                kind.name.as_deref().unwrap_or("agent"),
+                world.resource::<Clock>().now,
+            )
+        }),
+        version: process.version.clone(),
     })
 }
 

@@ -118,7 +118,9 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
         }
         match &event.kind {
             EventKind::Output(data) => {
-                let _ = crate::panes::feed(&mut world, PANE, data.as_bytes());
+                // stamped with recording time: bursts are read as they came (§3.3 addendum)
+                let _ =
+                    crate::panes::feed_at(&mut world, PANE, data.as_bytes(), start + event.time);
             }
             EventKind::Resize { cols, rows } => {
                 let _ = crate::panes::resize(&mut world, PANE, *rows, *cols);
@@ -149,6 +151,104 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
         }
     }
     out
+}
+
+/// A copy of `cast` with every OSC 0/1/2 (window and icon title) sequence removed from its
+/// output, as a terminal with titles off (or an agent told not to set them) would show it. Other
+/// OSC sequences (progress, colours) stay. A sequence split across output events is still removed.
+pub fn without_titles(cast: &Cast) -> Cast {
+    let mut filter = TitleFilter::default();
+    let events = cast
+        .events
+        .iter()
+        .map(|e| match &e.kind {
+            EventKind::Output(data) => crate::pty::asciicast::CastEvent {
+                time: e.time,
+                kind: EventKind::Output(filter.feed(data)),
+            },
+            _ => e.clone(),
+        })
+        .collect();
+    Cast {
+        header: cast.header.clone(),
+        events,
+    }
+}
+
+/// Where [`TitleFilter`] is inside an escape sequence.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum TitleState {
+    /// Plain output.
+    #[default]
+    Text,
+    /// After ESC.
+    Esc,
+    /// After ESC ]: collecting the OSC number (held back until it is known).
+    Number,
+    /// Inside a title's payload: dropped until BEL or ST.
+    Title,
+    /// ESC inside a title's payload: `\` ends it, anything else starts a new sequence.
+    TitleEsc,
+}
+
+/// Streaming removal of OSC 0/1/2 sequences.
+#[derive(Debug, Default)]
+struct TitleFilter {
+    state: TitleState,
+    /// ESC ] and the digits seen so far, passed through when the OSC is not a title.
+    held: String,
+}
+
+impl TitleFilter {
+    fn feed(&mut self, data: &str) -> String {
+        let mut out = String::with_capacity(data.len());
+        for c in data.chars() {
+            self.step(c, &mut out);
+        }
+        out
+    }
+
+    fn step(&mut self, c: char, out: &mut String) {
+        use TitleState::*;
+        match self.state {
+            Text if c == '\x1b' => self.state = Esc,
+            Text => out.push(c),
+            Esc if c == ']' => {
+                self.held = "\x1b]".to_owned();
+                self.state = Number;
+            }
+            Esc if c == '\x1b' => out.push('\x1b'),
+            Esc => {
+                out.push('\x1b');
+                out.push(c);
+                self.state = Text;
+            }
+            Number if c.is_ascii_digit() => self.held.push(c),
+            Number => {
+                let title = matches!(&self.held[2..], "0" | "1" | "2");
+                if title && matches!(c, ';' | '\x07' | '\u{9c}') {
+                    self.held.clear();
+                    self.state = if c == ';' { Title } else { Text };
+                } else if title && c == '\x1b' {
+                    self.held.clear();
+                    self.state = TitleEsc;
+                } else {
+                    out.push_str(&self.held);
+                    self.held.clear();
+                    self.state = Text;
+                    self.step(c, out);
+                }
+            }
+            Title if matches!(c, '\x07' | '\u{9c}') => self.state = Text,
+            Title if c == '\x1b' => self.state = TitleEsc,
+            Title => {}
+            TitleEsc if c == '\\' => self.state = Text,
+            TitleEsc => {
+                self.state = Esc;
+                self.step(c, out);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -213,5 +313,27 @@ mod tests {
             Some(LifecycleState::Idle),
             "answered prompt → idle"
         );
+    }
+    #[test]
+    fn titles_are_removed_even_when_split_and_other_osc_stays() {
+        let out = |s: &str| EventKind::Output(s.into());
+        let c = cast(vec![
+            (0.1, out("a\x1b]0;⠋ task\x07b\x1b]2;ti")),
+            (
+                0.2,
+                out("tle\x1b\\c\x1b]9;4;1;-1\x07d\x1b[1me\x1b]1;icon\x1b"),
+            ),
+            (0.3, out("\\f\x1b]")),
+            (0.4, out("2;x\x07g\x1b]10;?\x1b\\")),
+        ]);
+        let text: String = without_titles(&c)
+            .events
+            .iter()
+            .filter_map(|e| match &e.kind {
+                EventKind::Output(s) => Some(s.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(text, "abc\x1b]9;4;1;-1\x07d\x1b[1mefg\x1b]10;?\x1b\\");
     }
 }

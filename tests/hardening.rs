@@ -181,7 +181,8 @@ fn a_big_add_on_manifest_switches_no_rule_off_in_check_explain_replay_or_server(
         "{out}"
     );
 
-    let cast = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/approve.cast");
+    let cast =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/claude/2.1.197/approve.cast");
     let replay = lookout(&["replay", cast.to_str().expect("utf-8")]);
     let out = String::from_utf8_lossy(&replay.stdout);
     assert!(replay.status.success(), "a marker went wrong:\n{out}");

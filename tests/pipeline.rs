@@ -752,3 +752,142 @@ fn claude_dialogs_old_and_new_read_blocked_but_quoted_ones_do_not() {
     assert_eq!(h.lifecycle("ruled"), Blocked);
     assert_eq!(h.lifecycle("quoted"), Idle, "{:?}", h.state("quoted").cause);
 }
+
+/// Feeds `text` as a full screen that arrived `ms` after the clock's current time.
+fn screen_at(h: &mut Harness, id: &str, text: &str, ms: u64) {
+    let bytes = format!("\x1b[2J\x1b[H{}", text.replace('\n', "\r\n"));
+    let at = h.world.resource::<Clock>().now + Duration::from_millis(ms);
+    panes::feed_at(&mut h.world, id, bytes.as_bytes(), at).expect("pane");
+}
+
+#[test]
+fn an_approved_prompt_whose_work_ends_within_a_tick_still_ends_done() {
+    let mut h = Harness::new("");
+    h.open("p", Some("fake"));
+    h.screen("p", "Allow this?");
+    h.tick();
+    assert_eq!(h.lifecycle("p"), Blocked);
+    // Approved: the command runs and the answer is back 60 ms later, all before the next tick.
+    screen_at(&mut h, "p", "running (esc to interrupt)", 10);
+    screen_at(&mut h, "p", "answer\n>", 70);
+    h.tick();
+    let s = h.state("p");
+    assert_eq!(
+        (s.lifecycle, s.input_required),
+        (Working, false),
+        "through working ({:?})",
+        s.cause
+    );
+    h.tick_after(1100);
+    let s = h.state("p");
+    assert_eq!((s.lifecycle, s.unread), (Done, true), "{:?}", s.cause);
+    assert_eq!(s.cause.as_deref(), Some("screen:prompt"));
+}
+
+#[test]
+fn a_quick_answer_from_idle_within_a_tick_ends_done_with_unread() {
+    let mut h = Harness::new("[timing]\nidle_settle_ms = 0\n");
+    h.open("p", Some("fake"));
+    h.screen("p", ">");
+    h.tick();
+    screen_at(&mut h, "p", "q\nthinking (esc to interrupt)", 5);
+    screen_at(&mut h, "p", "q\nanswer\n>", 90);
+    h.tick();
+    let s = h.state("p");
+    assert_eq!((s.lifecycle, s.unread), (Done, true), "{:?}", s.cause);
+    let moves: Vec<(LifecycleState, LifecycleState)> = h
+        .events
+        .iter()
+        .filter_map(|e| match e.change {
+            Change::Lifecycle { from, to, .. } => Some((from, to)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, [(Idle, Done)], "one event for the tick's net change");
+}
+
+#[test]
+fn a_denied_prompt_with_no_working_screen_between_stays_idle() {
+    let mut h = Harness::new("");
+    h.open("p", Some("fake"));
+    h.screen("p", "Allow this?");
+    h.tick();
+    // Denied: the dialog closes and the prompt is back, in two bursts, with no working screen.
+    screen_at(&mut h, "p", "denied", 10);
+    screen_at(&mut h, "p", "denied\n>", 60);
+    h.tick();
+    h.tick_after(1100);
+    let s = h.state("p");
+    assert_eq!(
+        (s.lifecycle, s.unread, s.input_required),
+        (Idle, false, false)
+    );
+}
+
+#[test]
+fn output_without_arrival_times_is_read_at_the_tick_only() {
+    // An embedder that does not stamp output (`feed`) keeps the tick-only reading.
+    let mut h = Harness::new("");
+    h.open("p", Some("fake"));
+    h.screen("p", "Allow this?");
+    h.tick();
+    h.screen("p", "running (esc to interrupt)");
+    h.screen("p", "answer\n>");
+    h.tick();
+    h.tick_after(1100);
+    assert_eq!(h.lifecycle("p"), Idle);
+}
+
+#[test]
+fn output_no_rule_reads_for_a_minute_flags_the_rules_stale_without_a_state() {
+    let mut h = Harness::new("");
+    h.open("p", Some("fake"));
+    h.screen("p", ">");
+    h.tick();
+    for i in 0..14 {
+        h.screen("p", &format!("some new screen layout, frame {i}"));
+        h.tick_after(5000);
+    }
+    let s = h.state("p");
+    assert_eq!(s.lifecycle, Idle, "drift never guesses a state");
+    let stale = s
+        .rules_stale
+        .expect("flagged after 60 s of unmatched output");
+    assert!(stale.contains("no fake rule firing"), "{stale}");
+    h.screen("p", ">");
+    h.tick();
+    assert_eq!(h.state("p").rules_stale, None, "a rule fires again");
+}
+
+#[test]
+fn a_cli_newer_than_every_recording_is_flagged_with_what_to_record() {
+    let (catalog, errors) = Catalog::load([(
+        "fake.toml",
+        format!("recorded = [\"1.2.0\", \"1.10.0\"]\n{RULES}"),
+    )]);
+    assert!(errors.is_empty(), "{errors:?}");
+    let mut h = Harness {
+        world: lookout::world(Arc::new(catalog)),
+        ticket_answers: Vec::new(),
+        events: Vec::new(),
+    };
+    h.open("p", None);
+    h.start("p", "fake-agent");
+    h.tick();
+    let generation = lookout::components::Generation(h.state("p").generation);
+    let version = |v: &str| ProcessEvent::Version {
+        generation,
+        version: v.into(),
+    };
+    panes::process(&mut h.world, "p", version("1.9.3")).expect("pane");
+    h.screen("p", ">");
+    h.tick();
+    let s = h.state("p");
+    assert_eq!((s.version.as_deref(), s.rules_stale), (Some("1.9.3"), None));
+    panes::process(&mut h.world, "p", version("1.11.0")).expect("pane");
+    h.tick();
+    let s = h.state("p");
+    let stale = s.rules_stale.expect("newer than 1.10.0");
+    assert!(stale.contains("fake@1.11.0"), "{stale}");
+    assert_eq!(s.generation, generation.0, "a version is not a new process");
+}

@@ -1,59 +1,43 @@
-//! The corpus: every recording under `tests/fixtures/<kind>/[<version>/]*.cast` is replayed through the
-//! bundled manifests, and every marker (the state a person saw at that moment) must match.
+//! The corpus: every recording under `tests/fixtures/<kind>/<version>/<case>.cast` is replayed
+//! through the bundled manifests, and every marker (the state a person saw at that moment) must
+//! match — once as recorded, and once more with every OSC 0/1/2 window title removed (a terminal
+//! with titles off, or an agent told not to set them), so no state rests on the title alone.
 //! Recordings of the real CLIs, made with `lookout record` by `tools/capture.py`.
 
+use lookout::corpus::{self, Fixture};
 use lookout::manifest::Catalog;
-use lookout::pty::asciicast;
-use std::path::{Path, PathBuf};
+use lookout::pty::asciicast::{self, Cast};
+use std::path::Path;
 use std::sync::Arc;
 
-fn fixtures() -> Vec<(String, PathBuf)> {
+fn fixtures() -> Vec<(Fixture, Cast)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut out = Vec::new();
-    for kind in std::fs::read_dir(&root).expect("tests/fixtures").flatten() {
-        if !kind.path().is_dir() {
-            continue;
-        }
-        let name = kind.file_name().to_string_lossy().into_owned();
-        for entry in std::fs::read_dir(kind.path()).expect("kind dir").flatten() {
-            // <kind>/<case>.cast, or <kind>/<version>/<case>.cast (kind = first level)
-            let casts: Vec<PathBuf> = if entry.path().is_dir() {
-                std::fs::read_dir(entry.path())
-                    .expect("version dir")
-                    .flatten()
-                    .map(|e| e.path())
-                    .collect()
-            } else {
-                vec![entry.path()]
-            };
-            for cast in casts {
-                if cast.extension().is_some_and(|e| e == "cast") {
-                    out.push((name.clone(), cast));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
+    corpus::walk(&root)
+        .expect("tests/fixtures")
+        .into_iter()
+        .map(|f| {
+            let file = std::fs::File::open(&f.path).expect("fixture");
+            let cast = asciicast::read(std::io::BufReader::new(file))
+                .unwrap_or_else(|e| panic!("{}: {e}", f.path.display()));
+            (f, cast)
+        })
+        .collect()
 }
 
-#[test]
-fn every_fixture_marker_replays_right() {
+/// Replays every fixture (as given by `prepare`) and returns the marker count and the failures.
+fn replay_all(prepare: impl Fn(&Cast) -> Cast, what: &str) -> (usize, Vec<String>) {
     let (catalog, errors) = Catalog::bundled();
     assert!(errors.is_empty(), "{errors:?}");
     let catalog = Arc::new(catalog);
     let mut markers = 0;
     let mut failures = Vec::new();
-    for (kind, path) in fixtures() {
-        let file = std::fs::File::open(&path).expect("fixture");
-        let cast = asciicast::read(std::io::BufReader::new(file))
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let result = lookout::replay::replay(&cast, catalog.clone(), &kind);
+    for (fixture, cast) in fixtures() {
+        let result = lookout::replay::replay(&prepare(&cast), catalog.clone(), &fixture.kind);
         markers += result.markers.len();
         for m in result.markers.iter().filter(|m| !m.ok) {
             failures.push(format!(
-                "{} @{:.3}s: expected {}, detected {} ({})\n{}",
-                path.display(),
+                "{} ({what}) @{:.3}s: expected {}, detected {} ({})\n{}",
+                fixture.path.display(),
                 m.at,
                 m.expected,
                 m.detected.name(),
@@ -66,6 +50,10 @@ fn every_fixture_marker_replays_right() {
             ));
         }
     }
+    (markers, failures)
+}
+
+fn assert_all_right(markers: usize, failures: Vec<String>) {
     assert!(
         markers > 0,
         "no markers in tests/fixtures: the corpus is empty"
@@ -75,5 +63,34 @@ fn every_fixture_marker_replays_right() {
         "{} marker(s) wrong:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+#[test]
+fn every_fixture_marker_replays_right() {
+    let (markers, failures) = replay_all(Cast::clone, "titles on");
+    assert_all_right(markers, failures);
+}
+
+#[test]
+fn every_fixture_marker_replays_right_with_titles_off() {
+    let (markers, failures) = replay_all(lookout::replay::without_titles, "titles off");
+    assert_all_right(markers, failures);
+}
+
+#[test]
+fn every_fixture_sits_under_its_kind_and_version() {
+    let bad: Vec<String> = fixtures()
+        .into_iter()
+        .filter(|(f, _)| {
+            f.version
+                .as_deref()
+                .is_none_or(|v| !corpus::looks_like_version(v))
+        })
+        .map(|(f, _)| f.path.display().to_string())
+        .collect();
+    assert!(
+        bad.is_empty(),
+        "fixtures must be tests/fixtures/<kind>/<version>/<case>.cast: {bad:?}"
     );
 }

@@ -835,3 +835,46 @@ fn arbitrary_lines_to_a_live_server_change_nothing() {
     let after = c.call("pane.list", json!({})).expect("list");
     assert_eq!(before, after);
 }
+
+#[test]
+fn an_agent_newer_than_its_recordings_is_flagged_stale_with_its_probed_version() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let manifests = dir.path().join("config/lookout/manifests");
+    std::fs::create_dir_all(&manifests).expect("mkdir");
+    std::fs::write(
+        manifests.join("fakeagent.toml"),
+        "kind = \"fakeagent\"\nrecorded = [\"1.0.0\"]\n[identify]\nprocess = [\"fakeagent\"]\n\
+         [[screen]]\nid = \"prompt\"\nstate = \"idle\"\nregex = ['^> $']\n",
+    )
+    .expect("manifest");
+    // the agent's own --version answers a release newer than the recorded one
+    let agent = dir.path().join("fakeagent");
+    std::fs::write(&agent, "#!/bin/sh\necho \"fakeagent version 1.2.0\"\n").expect("agent");
+    std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let s = Served::start_in(dir.path(), 50);
+    let mut c = s.client();
+    c.call("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))
+        .expect("open");
+    let argv = [agent.display().to_string()];
+    c.call(
+        "pane.process",
+        json!({"pane": "p", "event": "started", "argv": argv}),
+    )
+    .expect("process");
+    let last = std::cell::RefCell::new(Value::Null);
+    wait_until(
+        "the probed version and rules_stale on the pane",
+        || {
+            let got = c.call("agent.get", json!({"pane": "p"})).expect("get");
+            let stale = got["rules_stale"].as_str().is_some();
+            *last.borrow_mut() = got;
+            stale
+        },
+        || last.borrow().to_string(),
+    );
+    let last = last.into_inner();
+    assert_eq!(last["version"], "1.2.0");
+    assert_eq!(last["lifecycle"], "idle", "drift never makes a state");
+    let stale = last["rules_stale"].as_str().unwrap_or_default();
+    assert!(stale.contains("fakeagent@1.2.0"), "{stale}");
+}

@@ -6,9 +6,12 @@ Usage
   cargo build                                  # target/debug/lookout (for `record`)
   tools/capture.py list                        # kinds and cases
   tools/capture.py record claude               # every case of one kind -> tests/fixtures/claude/<version>/<case>.cast
+  tools/capture.py record claude --version 2.1.332   # the CLI installed in $AGENTS/claude@2.1.332
+                                               # (tools/install_agents.sh claude@2.1.332)
   tools/capture.py record claude approve deny  # some cases
   tools/capture.py explore claude slow         # no recorder: screens only, /tmp/captures[-<server>]/<kind>/<state>-<n>.txt
-  options: --agents DIR (default /opt/lookout-agents or $LOOKOUT_AGENTS), --lookout PATH,
+  options: --agents DIR (default /opt/lookout-agents or $LOOKOUT_AGENTS), --version V (use DIR/<kind>@V),
+           --lookout PATH,
            --out DIR (default tests/fixtures), --keep (leave the tmux session open on failure),
            --dump DIR (the mock saves request bodies), --strace FILE (explore: log connect() calls),
            --no-netns (do not isolate the network)
@@ -297,6 +300,11 @@ def wjson(path, obj):
         json.dump(obj, f, indent=2)
 
 
+# cases recorded in Claude's manual permission mode: the agent asks before a shell command, and
+# 2.1.3xx's default auto mode stops sub-agents behind its server-side safety check (unreachable here)
+MANUAL_PERMISSION_CASES = ("approve", "deny", "small", "background", "subagent", "narrow", "notitle",
+                           "longtool", "firstrun")
+
 CASES_ALL = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 
 
@@ -319,6 +327,8 @@ class Agent:
     answer = r"Mock answer"
     slow_text = r"slow, carefully|mock model considers|small pieces"
     slow_end = r"end of the slow answer"
+    menu_keys = ("/",)    # opens a menu/picker at the idle prompt (typed literally when one char)
+    menu_close = ("BSpace",)
     settle = 2.0          # seconds a screen must hold before an idle marker (> idle_settle_ms + a tick)
     startup_timeout = 60
     slow_seconds = 7.0    # how long the mock streams the slow answer (shorter for CLIs that redraw a lot)
@@ -346,6 +356,8 @@ class Agent:
         m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)", out)
         return m.group(1) if m else "?"
 
+    cli_version = "?"     # what `--version` says (set by main)
+    case = None           # the case being recorded (set by run_case before setup)
     signin = None         # regex of the first-run / sign-in screen shown without configuration
     bg_running = None     # the footer row while a background command runs (case "background")
     bg_done = None        # what shows when it ended (None: bg_running goes away)
@@ -392,13 +404,14 @@ class Agent:
 class Claude(Agent):
     kind = "claude"
     cases = CASES_ALL + ["background", "subagent", "ask"]
-    bg_running = r"^\s*\d+ shells? ·"
+    bg_running = r"(?:^\s*|· )\d+ shells? ·"  # 2.1.3xx: "⏸ manual mode on · 1 shell · ↓ to manage"
     bg_done = r"Background command .* completed"
     ready = r"^❯\s*$"
     busy_title = r"^[\u2801-\u28ff]"
     busy_lines = 3
     busy = r"esc to interrupt"
     dialog = r"Do you want to proceed\?[\s\S]*1\. Yes"
+    dialog_quiet = 0.0    # 2.1.3xx keeps redrawing its dialog (it never holds still for 0.8 s)
     approve = ("Enter",)
     deny = ("Escape",)
 
@@ -406,12 +419,35 @@ class Claude(Agent):
         env.update({"ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port, "ANTHROPIC_API_KEY": DUMMY_ANTHROPIC,
                     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
                     "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"})
+        if self.case == "notitle":
+            env["CLAUDE_CODE_DISABLE_TERMINAL_TITLE"] = "1"
+        if self.case in MANUAL_PERMISSION_CASES:
+            # 2.1.3xx runs in auto mode by default (no permission prompt for a plain shell command):
+            # the permission cases ask for the manual mode every release understands
+            wjson(HOME + "/.claude/settings.json", {"permissions": {"defaultMode": "default"}})
         wjson(HOME + "/.claude.json", {
-            "hasCompletedOnboarding": True, "lastOnboardingVersion": "2.1.197", "theme": "dark",
+            "hasCompletedOnboarding": True, "lastOnboardingVersion": self.cli_version, "theme": "dark",
+            "lastReleaseNotesSeen": self.cli_version,
             "customApiKeyResponses": {"approved": [DUMMY_ANTHROPIC[-20:]], "rejected": []},
             "autoUpdates": False,
             "projects": {PROJECT: {"hasTrustDialogAccepted": True, "allowedTools": [],
                                    "hasCompletedProjectOnboarding": True}}})
+
+    # 2.1.3xx asks once, at start, when settings ask for the manual mode: "Make auto mode your default
+    # permission mode?" / "❯ Yes, set auto mode …" / "No, keep manual mode" — a settings question that
+    # looks like a permission dialog (recorded as `other` in the firstrun case), answered "No" here.
+    auto_question = r"Make auto mode your default permission mode\?"
+
+    def before(self, pane):
+        t = pane.wait(self.ready + "|" + self.auto_question, self.startup_timeout, what="ready",
+                      quiet=self.settle)
+        if re.search(self.auto_question, t):
+            if self.case == "firstrun":
+                return
+            pane.keys("Down")
+            time.sleep(0.5)
+            pane.keys("Enter")
+            pane.wait(self.ready, 20, what="ready", quiet=self.settle)
 
     # no "signin" case: without the pre-seeded onboarding, the first run checks connectivity to the
     # vendor's API host before showing anything (seen: "Unable to connect to Anthropic services").
@@ -443,7 +479,7 @@ approval_policy = "on-request"
 sandbox_mode = "workspace-write"
 check_for_update_on_startup = false
 hide_agent_reasoning = true
-
+%(tui)s
 [model_providers.mock]
 name = "mock"
 base_url = "http://127.0.0.1:%(port)d/v1"
@@ -461,12 +497,15 @@ hide_full_access_warning = true
 
 [projects."%(proj)s"]
 trust_level = "trusted"
-''' % {"m": MODEL, "port": port, "proj": PROJECT})
+''' % {"m": MODEL, "port": port, "proj": PROJECT,
+       "tui": "\n[tui]\nanimations = false\n" if self.case == "noanim" else ""})
 
     def before(self, pane):
         # the composer shows before the session is ready; Enter is ignored until the footer's
         # shortcut hint appears
-        pane.wait(r"for shortcuts", self.startup_timeout, what="ready", quiet=1.0)
+        # (0.145 has no shortcut hint: its footer row is "mock-model default · ~/project")
+        pane.wait(r"for shortcuts|^\s*\S+ default · ~/", self.startup_timeout, what="ready",
+                  quiet=2.0)
 
     signin = r"Sign in with ChatGPT|Provide your own API key"
 
@@ -526,7 +565,9 @@ class Qwen(Agent):
     cases = CASES_ALL + ["background"]
     bg_running = r"for shortcuts · \d+ shells?"
     bg_done = r"for shortcuts · \d+ tasks? done"
-    ready = r"Type your message"
+    # the input between two rules; 0.2x shows a suggested next prompt there as ghost text
+    # ("> Mock answer.") instead of the "Type your message" placeholder
+    ready = r"Type your message|^─{8,}\n> [^\n]*\n─{8,}"
     busy = r"esc to cancel"
     dialog = r"Allow execution|Apply this change\?|Allow once|Yes, allow once"
     approve = ("Enter",)
@@ -553,6 +594,8 @@ class Qwen(Agent):
 
 class Opencode(Agent):
     kind = "opencode"
+    menu_keys = ("C-p",)  # the command palette
+    menu_close = ("Escape",)
     ready = r"ctrl\+p commands"
     busy = r"esc (to )?interrupt|esc again"
     busy_lines = 3
@@ -578,7 +621,8 @@ class Opencode(Agent):
 
 class Cline(Agent):
     kind = "cline"
-    ready = r"❯ (Ask anything|What can I do)"
+    # 3.x: "❯ Ask anything..." between rules; 2.x: an empty rounded input box over the hint row
+    ready = r"❯ (Ask anything|What can I do)|^ / for commands · @ for files"
     busy = r"^ [\u2801-\u28ff] "
     busy_lines = 40
     dialog = r"Approve tool call\?[\s\S]*\[y\] Approve"
@@ -609,11 +653,18 @@ class Cline(Agent):
         log("cline auth rc=%d %s %s" % (r.returncode, r.stdout.strip()[-300:], r.stderr.strip()[-300:]))
 
     def argv(self):
+        if self.cli_version.startswith(("1.", "2.")):
+            # 2.x has neither -i nor --auto-approve (asking is its default); without --tui it
+            # opens a "Introducing Cline Kanban!" chooser (a browser board) instead of the TUI
+            return [self.bin + "/cline", "--tui"]
         return [self.bin + "/cline", "-i", "--auto-approve", "false"]
 
 
 class Aider(Agent):
     kind = "aider"
+    port = 0
+    menu_keys = ("/", "h", "e", "l", "p", "Enter")  # line mode: /help prints the command list
+    menu_close = ()
     ready = r"^(diff)?> *$"
     busy = None
     dialog = r"\(Y\)es/\(N\)o[^\n]*\]: *$"
@@ -929,7 +980,19 @@ AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aide
                                   Continue, Openhands, Amp, Droid, Auggie]}
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
-SIZES = {"small": (80, 24)}
+SIZES = {"small": (80, 24), "narrow": (60, 20)}
+# extra cases any kind can be asked for by name (settings and scenario classes, issue 14):
+#   narrow    the permission flow at 60x20                        i, b, b, i
+#   resize    a slow answer, the pane resized twice mid-turn      i, w, w, w, i
+#   menu      a menu/help/picker the user opens at idle           i, i, i (open), i (closed)
+#   draft     an unsent draft in the input box                    i, i, i
+#   queued    a follow-up typed and sent while the agent works    w, w, i
+#   error     the model API answers 400: the turn ends in an error  i, i, i
+#   longtool  a command that runs silently 32 s (asked first)     i, [b], w, w, i
+#   notitle   (claude) CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1: slow answer then the permission flow
+#   plan      (claude) plan mode (shift+tab) footer: a slow answer  i, w, w, i
+#   noanim    (codex) tui.animations = false: a slow answer       i, w, w, i
+EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool"]
 
 
 # ---------------------------------------------------------------- scenarios
@@ -1061,7 +1124,8 @@ def sc_background(a, p):
     """A background command outlives the turn; its footer counts as working until it ends."""
     p.mark("i")
     p.type("run a background task", enter_key=a.submit)
-    t = p.wait(a.bg_running + "|" + a.dialog, 30, what="bg-running", quiet=1.0, lines=8)
+    t = p.wait(a.bg_running + "|" + a.dialog, 30, what="bg-running", quiet=min(1.0, a.dialog_quiet),
+               lines=8)
     if re.search(a.dialog, bottom(t, a.dialog_lines), re.M):  # the CLI asks before starting it
         p.mark("b")
         p.keys(*a.approve)
@@ -1099,12 +1163,158 @@ def sc_subagent(a, p):
     p.mark("w")
     time.sleep(1.5)
     p.mark("w")
-    p.wait(r"Done \(\d+ tool uses?", 40, what="subagent-done")
+    # 2.1.3xx backgrounds the agent: 'Agent "Slow helper" finished · 7s'
+    p.wait(r"Done \(\d+ tool uses?|Agent \"[^\"]+\" finished", 40, what="subagent-done")
     a.is_idle(p)
     p.mark("i")
 
 
-SCENARIOS = {"edit": sc_edit, "toolrun": sc_toolrun, "ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
+def sc_narrow(a, p):
+    _perm(a, p, True)
+
+
+def sc_resize(a, p):
+    """A slow answer; the pane is resized twice while the agent works (it must stay working)."""
+    p.mark("i")
+    p.type("please give me a slow answer", enter_key=a.submit)
+    p.wait(a.slow_text, 20, what="slow-start")
+    a.is_working(p)
+    p.mark("w")
+    tmux("resize-window", "-t", SESSION, "-x", "90", "-y", "30")
+    time.sleep(1.0)
+    p.mark("w")
+    tmux("resize-window", "-t", SESSION, "-x", "120", "-y", "40")
+    time.sleep(1.0)
+    p.mark("w")
+    p.wait(a.slow_end, 40, what="slow-end")
+    a.is_idle(p)
+    p.mark("i")
+
+
+def _keys(p, keys):
+    for k in keys:
+        if len(k) == 1:
+            p.keys("-l", k)
+        else:
+            p.keys(k)
+        time.sleep(0.3)
+
+
+def sc_menu(a, p):
+    """A menu, picker or help the user opened at the idle prompt: idle (never working/blocked)."""
+    p.mark("i")
+    before = p.text()
+    _keys(p, a.menu_keys)
+    deadline = time.time() + 10
+    while p.text() == before and time.time() < deadline:
+        time.sleep(0.2)
+    time.sleep(a.settle)
+    p.mark("i")
+    time.sleep(1.0)
+    p.mark("i")
+    _keys(p, a.menu_close)
+    p.wait(a.ready, 15, what="menu-closed", quiet=a.settle)
+    p.mark("i")
+
+
+def sc_draft(a, p):
+    """Text typed into the input box and not sent: idle."""
+    p.mark("i")
+    p.type("an unsent draft of a question about the tests", enter=False)
+    time.sleep(a.settle)
+    p.mark("i")
+    time.sleep(1.0)
+    p.mark("i")
+
+
+def sc_queued(a, p):
+    """A follow-up typed and sent while the agent works: still working, then the follow-up runs."""
+    p.type("please give me a slow answer", enter_key=a.submit)
+    p.wait(a.slow_text, 20, what="slow-start")
+    a.is_working(p)
+    p.mark("w")
+    p.type("and a short follow-up", enter_key=a.submit)
+    time.sleep(1.0)
+    p.mark("w")
+    p.wait(a.slow_end, 40, what="slow-end")
+    p.wait(r"Mock answer: I read your message \(and a short", 40, what="follow-up-answer")
+    a.is_idle(p)
+    p.mark("i")
+
+
+def sc_error(a, p):
+    """The model API answers 400: the turn ends with the CLI's error (idle, never stuck working)."""
+    p.mark("i")
+    p.type("this request will fail please", enter_key=a.submit)
+    time.sleep(3.0)
+    a.is_idle(p, timeout=60)
+    p.mark("i")
+    time.sleep(1.5)
+    p.mark("i")
+
+
+def sc_longtool(a, p):
+    """A command that runs 32 s with no output (approved first where the CLI asks): working."""
+    p.mark("i")
+    p.type("a long tool run please", enter_key=a.submit)
+    p.wait(r"time\.sleep\(32\)", 30, what="long-tool", quiet=a.dialog_quiet)
+    time.sleep(1.5)  # the command shows in the transcript before the dialog is drawn
+    t = p.text()
+    if re.search(a.dialog, bottom(t, a.dialog_lines), re.M):
+        p.mark("b")
+        p.keys(*a.approve)
+    time.sleep(5.0)
+    a.is_working(p)  # the CLI's own busy sign, not only the clock
+    p.mark("w")
+    time.sleep(12.0)
+    a.is_working(p)
+    p.wait(a.final, 1, gone=True, what="not-final-yet")
+    p.mark("w")
+    p.wait(a.final, 60, what="final")
+    a.is_idle(p)
+    p.mark("i")
+
+
+def sc_notitle(a, p):
+    """Titles off (the agent's own setting): a slow answer, then the permission flow."""
+    sc_slow(a, p)
+    _perm(a, p, True)
+
+
+def sc_plan(a, p):
+    """Claude: plan mode, reached with shift+tab; its footer label precedes the hints."""
+    for _ in range(6):
+        if re.search(r"plan mode on", bottom(p.text(), 3)):
+            break
+        p.keys("BTab")
+        time.sleep(1.2)
+    p.wait(r"plan mode on", 5, what="plan-mode", lines=3, quiet=a.settle)
+    sc_slow(a, p)
+
+
+def sc_firstrun(a, p):
+    """A start-up settings question that looks like a permission dialog: other (never blocked)."""
+    p.wait(a.auto_question, 10, what="settings-question", quiet=a.settle)
+    p.mark("o")
+    time.sleep(1.5)
+    p.mark("o")
+    p.keys("Down")
+    time.sleep(0.5)
+    p.keys("Enter")
+    p.wait(a.ready, 20, what="ready", quiet=a.settle)
+    p.mark("i")
+
+
+def sc_noanim(a, p):
+    """Codex with tui.animations = false: a slow answer. No title spinner then, and no status row
+    while the reply streams: the harness has no busy sign to wait for (the text is the sign)."""
+    a.busy = a.busy_title = None
+    sc_slow(a, p)
+
+
+SCENARIOS = {"edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
+             "queued": sc_queued, "error": sc_error, "longtool": sc_longtool, "notitle": sc_notitle,
+             "plan": sc_plan, "noanim": sc_noanim, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 
@@ -1164,12 +1374,13 @@ def run_case(agent, case, args):
     mock = Mock(dump=args.dump, slow_seconds=agent.slow_seconds)
     env = fresh_home()
     env["LOOKOUT_CAPTURE"] = "1"
+    agent.case = case
     if case == "signin":
         agent.setup_signin(env, mock.port)
     else:
         agent.setup(env, mock.port)
     argv = agent.argv()
-    version = agent.version()
+    version = agent.cli_version
     if version == "?" and not explore:  # fixtures live under <kind>/<version>/: never guess one
         mock.stop()
         raise SystemExit("capture: cannot tell the %s version (`--version` printed none)" % agent.kind)
@@ -1238,6 +1449,7 @@ def main():
     ap.add_argument("kind", nargs="?")
     ap.add_argument("cases", nargs="*")
     ap.add_argument("--agents", default=os.environ.get("LOOKOUT_AGENTS", "/opt/lookout-agents"))
+    ap.add_argument("--version", help="run the CLI installed in AGENTS/<kind>@VERSION")
     ap.add_argument("--lookout", default=os.path.join(REPO, "target", "debug", "lookout"))
     ap.add_argument("--out", default=os.path.join(REPO, "tests", "fixtures"))
     ap.add_argument("--dump", help="mock: save request bodies here")
@@ -1252,7 +1464,16 @@ def main():
         for k, c in AGENTS.items():
             print(k, " ".join(getattr(c, "cases", CASES)))
         return 0
-    agent = AGENTS[args.kind](args.agents)
+    agents = args.agents
+    if args.version:
+        agents = os.path.join(args.agents, "%s@%s" % (args.kind, args.version))
+        if not os.path.isdir(agents):
+            raise SystemExit("capture: %s is not installed (tools/install_agents.sh %s@%s)"
+                             % (agents, args.kind, args.version))
+    agent = AGENTS[args.kind](agents)
+    agent.cli_version = agent.version()
+    if args.mode == "record" and args.version and agent.cli_version != args.version:
+        raise SystemExit("capture: %s reports version %s, not %s" % (agents, agent.cli_version, args.version))
     if args.mode == "start":  # set up and leave the CLI running in tmux for hand exploration
         mock = Mock(dump=args.dump)
         env = fresh_home()

@@ -2,7 +2,10 @@
 # Install the real agent CLIs into a scratch prefix OUTSIDE the repo, for tools/capture.py.
 # Idempotent: rerunning skips what is already installed (set FORCE=1 to reinstall).
 #
-#   tools/install_agents.sh [PREFIX]        # default PREFIX=/opt/lookout-agents
+#   tools/install_agents.sh [PREFIX]                 # newest of every kind, into PREFIX (one npm prefix)
+#   tools/install_agents.sh [PREFIX] KIND@VERSION …  # one prefix per version: PREFIX/KIND@VERSION
+#                                                    # (e.g. claude@2.1.332 codex@0.159.3 aider@0.85.5)
+#   default PREFIX=/opt/lookout-agents ($LOOKOUT_AGENTS)
 #
 # Result:
 #   $PREFIX/node_modules/.bin/{claude,codex,gemini,qwen,opencode,cline,copilot,pi,grok,cn,auggie}
@@ -13,12 +16,49 @@
 #                                             start, and 1.52 only runs its successor's vendor installer)
 #   $PREFIX/openhands/bin/openhands          (python 3.12 venv)
 # Python 3.12/3.13 come from $PYTHON312/$PYTHON313, else pyenv's, else python3.12/python3.13 on PATH.
+#   $PREFIX/<kind>@<version>/node_modules/.bin/<cli>   or   $PREFIX/aider@<version>/aider/bin/aider
+# `tools/capture.py record KIND --version VERSION` runs the CLI of PREFIX/KIND@VERSION.
 # crush (@charmland/crush) is attempted and expected to fail: its npm package is a thin
 # installer whose postinstall downloads the real binary from the vendor's release host,
 # which is unreachable here (only package registries are). The failure is logged, not fatal.
 set -u
-PREFIX="${1:-${LOOKOUT_AGENTS:-/opt/lookout-agents}}"
+PREFIX="${LOOKOUT_AGENTS:-/opt/lookout-agents}"
+if [ $# -gt 0 ] && [[ "$1" != *@* ]]; then PREFIX="$1"; shift; fi
 mkdir -p "$PREFIX"
+
+declare -A NPM=([claude]=@anthropic-ai/claude-code [codex]=@openai/codex [gemini]=@google/gemini-cli
+                [qwen]=@qwen-code/qwen-code [opencode]=opencode-ai [cline]=cline [copilot]=@github/copilot
+                [pi]=@mariozechner/pi-coding-agent [grok]=@vibe-kit/grok-cli [continue]=@continuedev/cli)
+declare -A BIN=([claude]=claude [codex]=codex [gemini]=gemini [qwen]=qwen [opencode]=opencode [cline]=cline
+                [copilot]=copilot [pi]=pi [grok]=grok [continue]=cn)
+
+# one kind at one version, in its own prefix
+install_one() {
+  local kind="${1%@*}" ver="${1#*@}" dir="$PREFIX/$1"
+  mkdir -p "$dir"
+  if [ "$kind" = aider ]; then
+    if [ "${FORCE:-0}" = 1 ] || [ ! -x "$dir/aider/bin/aider" ]; then
+      python3 -m venv "$dir/aider" && "$dir/aider/bin/pip" install -q "aider-chat==$ver" \
+        || echo "WARN: aider $ver install failed"
+    fi
+    printf '%-20s ' "$1"; (timeout 60 "$dir/aider/bin/aider" --version 2>&1 | tail -1) || echo "?"
+    return
+  fi
+  local pkg="${NPM[$kind]:-}"
+  if [ -z "$pkg" ]; then echo "unknown kind $kind"; return 1; fi
+  [ -f "$dir/package.json" ] || echo '{"name":"lookout-agent","private":true}' > "$dir/package.json"
+  if [ "${FORCE:-0}" = 1 ] || [ ! -f "$dir/node_modules/$pkg/package.json" ]; then
+    npm install --no-fund --no-audit --prefix "$dir" "$pkg@$ver" || echo "WARN: npm install $pkg@$ver failed"
+  fi
+  printf '%-20s ' "$1"; (timeout 60 "$dir/node_modules/.bin/${BIN[$kind]}" --version 2>&1 | tail -1) || echo "?"
+}
+
+if [ $# -gt 0 ]; then
+  rc=0
+  for spec in "$@"; do install_one "$spec" || rc=1; done
+  exit $rc
+fi
+
 cd "$PREFIX" || exit 1
 [ -f package.json ] || echo '{"name":"lookout-agents","private":true}' > package.json
 

@@ -30,6 +30,10 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
                               background flag (is_background / yield_time_ms) when the schema has one
   contains "ask me"        -> (Anthropic) AskUserQuestion with two options (the agent waits for an answer)
   contains "sub" + "agent" -> (Anthropic) the Agent/Task tool with a sub-agent asked for a slow answer
+  contains "fail"          -> the API answers HTTP 400 with its own error body (not retried): the
+                              turn ends in an API error
+  contains "long tool"     -> a shell command that runs silently for --long-seconds (default 32 s),
+                              asked for like "perm" (the CLI may ask first)
   otherwise                -> --scenario (default "short": a one-line answer)
 When the last turn is a tool result (tool_result / role tool / function_call_output /
 functionResponse), the answer is a short final text ("Done: ..."). Requests without tools
@@ -50,6 +54,8 @@ LOCK = threading.Lock()
 
 SHELL_CMD = "touch approved.txt"
 BG_CMD = "sleep 20"
+# not `sleep N`: Claude Code refuses a long foreground sleep and asks for a background run
+LONG_CMD = "python3 -c 'import time; time.sleep(%d)'"
 SLOW_LINES = [
     "Here is a slow, carefully streamed answer so that the working state stays visible.",
     "First, the mock model considers the question from a few angles.",
@@ -108,6 +114,10 @@ def choose(text, has_tools):
     t = (lines[0] if lines else "").lower()[:200]  # the first line of the user's own text
     if not has_tools:
         return "quick"
+    if "fail" in t:
+        return "error"
+    if "long tool" in t:
+        return "long"
     if "slow" in t:
         return "slow"
     if "quote a" in t:
@@ -286,6 +296,16 @@ def plan_tool(tools, scenario):
         t = pick_tool(tools, SHELL_NAMES, ["shell", "bash", "exec", "command", "terminal"])
         if t:
             return t[0], args_for(t[0], t[1], "shell")
+    if scenario == "long":  # a silent command that runs for --long-seconds
+        p = plan_tool(tools, "perm")
+        if p:
+            a = swap_command(p[1], LONG_CMD % ARGS.long_seconds, "Wait quietly.")
+            t = pick_tool(tools, SHELL_NAMES, ["shell", "bash", "exec", "command", "terminal"])
+            for k in ((t[1] or {}).get("properties") or {}) if t else ():
+                if k.lower() in ("yield_time_ms", "timeout_ms", "timeout"):
+                    # wait for it in the foreground (Codex yields a command after 10 s by default)
+                    a[k] = (ARGS.long_seconds + 30) * 1000
+            return p[0], a
     if scenario == "bg":  # a long command left running in the background (no escalation asked)
         t = pick_tool(tools, SHELL_NAMES, ["shell", "bash", "exec", "command", "terminal"])
         if t:
@@ -307,6 +327,29 @@ def plan_tool(tools, scenario):
                     a[k] = 1000
             return t[0], a
     return None
+
+
+def swap_command(args, cmd, why):
+    """The shell-tool arguments with the command replaced (string or list forms)."""
+    a = dict(args)
+    for k in list(a):
+        if isinstance(a[k], str) and a[k] == SHELL_CMD:
+            a[k] = cmd
+        elif isinstance(a[k], list) and SHELL_CMD in a[k]:
+            a[k] = [cmd if x == SHELL_CMD else x for x in a[k]]
+        elif k in ("justification", "description"):
+            a[k] = why
+    return a
+
+
+def api_error(api):
+    """An HTTP 400 body in the API's own shape: clients show it and end the turn (no retry)."""
+    msg = "mock: this request fails on purpose (invalid request)"
+    if api == "anthropic":
+        return {"type": "error", "error": {"type": "invalid_request_error", "message": msg}}
+    if api == "gemini":
+        return {"error": {"code": 400, "message": msg, "status": "INVALID_ARGUMENT"}}
+    return {"error": {"message": msg, "type": "invalid_request_error", "param": None, "code": "mock_error"}}
 
 
 def completion_tool(tools):
@@ -443,6 +486,9 @@ class Handler(BaseHTTPRequestHandler):
         scen = "final" if after_tool else choose(utext, bool(tools))
         stream = bool(body.get("stream"))
         model = body.get("model", "mock-model")
+        if scen == "error":
+            log("POST %s api=anthropic scenario=error -> 400" % self.path)
+            return self.send_json(api_error("anthropic"), 400)
         log("POST %s api=anthropic scenario=%s model=%s stream=%s tools=%d" % (
             self.path, scen, model, stream, len(tools)))
 
@@ -473,6 +519,11 @@ class Handler(BaseHTTPRequestHandler):
             blocks.append(("text", "I will hand this to a sub-agent."))
             blocks.append(("tool", name, {"description": "Slow helper", "subagent_type": "general-purpose",
                                           "prompt": "please give me a slow answer"}))
+            stop = "tool_use"
+        elif scen == "long" and any(n == "Bash" for n, _ in tools):
+            blocks.append(("text", "I will run a long, quiet command."))
+            blocks.append(("tool", "Bash", {"command": LONG_CMD % ARGS.long_seconds,
+                                            "description": "Wait quietly", "timeout": 120000}))
             stop = "tool_use"
         elif scen in ("perm", "write"):
             if scen == "write" and any(n == "Write" for n, _ in tools):
@@ -559,6 +610,9 @@ class Handler(BaseHTTPRequestHandler):
         scen = "final" if after_tool else choose(utext, has_tools)
         stream = bool(body.get("stream"))
         model = body.get("model", "mock-model")
+        if scen == "error":
+            log("POST %s api=chat scenario=error -> 400" % self.path)
+            return self.send_json(api_error("chat"), 400)
         log("POST %s api=chat scenario=%s model=%s stream=%s tools=%d%s" % (
             self.path, scen, model, stream, len(tools),
             " aider" if aider else " xml" if xml_tools else ""))
@@ -579,6 +633,16 @@ class Handler(BaseHTTPRequestHandler):
         elif scen == "bg" and tools:
             call = plan_tool(tools, "bg")
             text = "I will start a long command in the background."
+        elif scen == "long":
+            cmd = LONG_CMD % ARGS.long_seconds
+            if aider:
+                text = "I will run a long, quiet command.\n\n```bash\n%s\n```\n" % cmd
+            elif xml_tools:
+                text = ("I will run a long, quiet command.\n\n<execute_command>\n<command>%s</command>\n"
+                        "<requires_approval>true</requires_approval>\n</execute_command>" % cmd)
+            else:
+                call = plan_tool(tools, "long")
+                text = "I will run a long, quiet command."
         elif scen in ("perm", "write"):
             if aider:
                 text = ("I will run a command that needs your permission.\n\n```bash\n%s\n```\n" % SHELL_CMD)
@@ -676,6 +740,9 @@ class Handler(BaseHTTPRequestHandler):
         scen = "final" if after_tool else choose(last_user, bool(tools))
         stream = body.get("stream", True)
         model = body.get("model", "mock-model")
+        if scen == "error":
+            log("POST %s api=responses scenario=error -> 400" % self.path)
+            return self.send_json(api_error("responses"), 400)
         log("POST %s api=responses scenario=%s model=%s stream=%s tools=%d" % (
             self.path, scen, model, stream, len(tools)))
         text, slow, call = "", False, None
@@ -690,6 +757,9 @@ class Handler(BaseHTTPRequestHandler):
             slow = True
         elif scen == "quote":
             text = QUOTE
+        elif scen == "long":
+            call = plan_tool(tools, "long")
+            text = "I will run a long, quiet command."
         elif scen in ("perm", "write"):
             call = plan_tool(tools, "perm")
             text = "I will run a command that needs your permission."
@@ -772,6 +842,9 @@ class Handler(BaseHTTPRequestHandler):
         wants_json = gc.get("responseMimeType") == "application/json"
         scen = "final" if after_tool else choose(utext, bool(tools) and not wants_json)
         model = self.path.split("/models/")[-1].split(":")[0]
+        if scen == "error":
+            log("POST %s api=gemini scenario=error -> 400" % self.path)
+            return self.send_json(api_error("gemini"), 400)
         log("POST %s api=gemini scenario=%s model=%s stream=%s tools=%d%s" % (
             self.path.split("?")[0], scen, model, stream, len(tools), " json" if wants_json else ""))
         text, slow, call = "", False, None
@@ -789,6 +862,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scen == "bg":
             call = plan_tool(tools, "bg")
             text = "I will start a long command in the background."
+        elif scen == "long":
+            call = plan_tool(tools, "long")
+            text = "I will run a long, quiet command."
         elif scen in ("perm", "write"):
             call = plan_tool(tools, scen)
             text = "I will run a command that needs your permission."
@@ -828,6 +904,7 @@ def main():
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--scenario", default="short", choices=["short", "slow", "perm", "write"])
     ap.add_argument("--slow-seconds", type=float, default=7.0)
+    ap.add_argument("--long-seconds", type=int, default=32, help="how long the 'long tool' command runs")
     ap.add_argument("--dump", metavar="DIR", help="save every request body as DIR/<n>.json (debugging)")
     ap.add_argument("--project", metavar="DIR", help="the client's project folder (for absolute paths)")
     ARGS = ap.parse_args()

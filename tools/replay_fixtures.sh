@@ -4,6 +4,7 @@
 # kind. Use while editing a manifest, before rebuilding.
 #   tools/replay_fixtures.sh [KIND…]        # default: every kind under tests/fixtures
 #   VERBOSE=1 tools/replay_fixtures.sh codex # full timelines
+#   NO_TITLES=1 tools/replay_fixtures.sh     # with every OSC 0/1/2 title removed
 set -u
 cd "$(dirname "$0")/.."
 LOOKOUT=${LOOKOUT:-target/debug/lookout}
@@ -15,7 +16,7 @@ for k in "${kinds[@]}"; do
   sed '0,/^kind = /s//override = true\nkind = /' "manifests/$k.toml" > "$tmp/$k.toml"
   for f in tests/fixtures/$k/*.cast tests/fixtures/$k/*/*.cast; do  # <kind>/[<version>/]<case>.cast
     [ -f "$f" ] || continue
-    out=$("$LOOKOUT" replay "$f" --kind "$k" --manifests "$tmp/$k.toml" 2>&1)
+    out=$("$LOOKOUT" replay "$f" --kind "$k" --manifests "$tmp/$k.toml" ${NO_TITLES:+--no-titles} 2>&1)
     line=$(printf '%s\n' "$out" | tail -1)
     n=$(printf '%s' "$line" | sed -n 's/^\([0-9]*\) marker(s), \([0-9]*\) right.*/\1 \2/p')
     set -- $n; total=$((total + ${1:-0})); right=$((right + ${2:-0}))

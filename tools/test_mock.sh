@@ -28,6 +28,13 @@ check responses-completed 'response.completed' $B/v1/responses -d '{"stream":tru
 check gemini-stream-call 'functionCall' "$B/v1beta/models/m:streamGenerateContent?alt=sse" -d '{"contents":[{"role":"user","parts":[{"text":"perm"}]}],"tools":[{"functionDeclarations":[{"name":"run_shell_command","parametersJsonSchema":{"type":"object","properties":{"command":{"type":"string"}}}}]}]}'
 check gemini-json-next-speaker 'next_speaker' $B/v1beta/models/m:generateContent -d '{"contents":[{"role":"user","parts":[{"text":"x"}]}],"generationConfig":{"responseMimeType":"application/json","responseJsonSchema":{"type":"object","properties":{"next_speaker":{"type":"string"}}}}}'
 check gemini-count-tokens 'totalTokens' $B/v1beta/models/m:countTokens -d '{}'
+check anthropic-error 'invalid_request_error' $B/v1/messages -d '{"tools":[{"name":"Bash","input_schema":{}}],"messages":[{"role":"user","content":"fail please"}]}'
+check chat-error 'mock_error' $B/v1/chat/completions -d '{"tools":['"$SH"'],"messages":[{"role":"user","content":"fail please"}]}'
+check gemini-error 'INVALID_ARGUMENT' "$B/v1beta/models/m:streamGenerateContent?alt=sse" -d '{"contents":[{"role":"user","parts":[{"text":"fail please"}]}],"tools":[{"functionDeclarations":[{"name":"run_shell_command","parametersJsonSchema":{"type":"object","properties":{"command":{"type":"string"}}}}]}]}'
+check anthropic-long 'time.sleep(32)' $B/v1/messages -d '{"tools":[{"name":"Bash","input_schema":{}}],"messages":[{"role":"user","content":"a long tool run"}]}'
+check responses-long 'time.sleep(32)' $B/v1/responses -d '{"stream":true,"tools":[{"type":"function","name":"exec_command","parameters":{"type":"object","properties":{"cmd":{"type":"string"}}}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"a long tool run"}]}]}'
+check chat-long 'time.sleep(32)' $B/v1/chat/completions -d '{"stream":true,"tools":['"$SH"'],"messages":[{"role":"user","content":"a long tool run"}]}'
+
 check models-list 'mock-model' $B/v1/models
 check quote-scenario 'only a quote' $B/v1/chat/completions -d '{"tools":['"$SH"'],"messages":[{"role":"user","content":"quote a permission prompt"}]}'
 TERM_SH='{"type":"function","function":{"name":"terminal","parameters":{"type":"object","properties":{"command":{"type":"string"},"security_risk":{"type":"string","enum":["LOW","MEDIUM","HIGH"]}},"required":["command","security_risk"]}}}'

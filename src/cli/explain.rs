@@ -1,5 +1,7 @@
 //! `lookout explain --kind K --screen FILE`: offline, how a screen is classified — every region's
 //! text, every rule fired or not with its priority and matched text, and the verdict.
+//! `lookout explain PANE`: the same for a live pane of the server (`agent.explain`), plus its
+//! state and, when its rules may be stale (`rules_stale`), what to record.
 
 use crate::manifest::Catalog;
 use crate::rules::{Explanation, Look};
@@ -11,12 +13,18 @@ use std::time::Instant;
 /// Arguments of `lookout explain`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
+    /// A live pane of the server to explain (instead of `--kind` and `--screen`).
+    #[arg(conflicts_with_all = ["kind", "screen"], required_unless_present_all = ["kind", "screen"])]
+    pub pane: Option<String>,
+    /// The server's socket, for PANE [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
     /// The agent kind whose rules apply.
-    #[arg(long)]
-    pub kind: String,
+    #[arg(long, requires = "screen")]
+    pub kind: Option<String>,
     /// A screen capture: plain text or text with ANSI escapes (e.g. `tmux capture-pane -p -e`).
-    #[arg(long)]
-    pub screen: PathBuf,
+    #[arg(long, requires = "kind")]
+    pub screen: Option<PathBuf>,
     /// The pane title (OSC 0/2).
     #[arg(long, default_value = "")]
     pub title: String,
@@ -39,16 +47,22 @@ pub struct Args {
 
 /// Runs `lookout explain`; exit 0 whether or not a rule fires.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(pane) = &args.pane {
+        return live(pane, args.socket.clone(), args.json);
+    }
+    let (Some(kind_name), Some(screen_file)) = (&args.kind, &args.screen) else {
+        anyhow::bail!("give a PANE, or --kind and --screen");
+    };
     let (catalog, errors) = Catalog::standard(&args.manifests);
     for e in &errors {
         eprintln!("warning: {e}");
     }
     let kind = catalog
-        .kind_id(&args.kind)
+        .kind_id(kind_name)
         .and_then(|id| catalog.kind(id))
-        .with_context(|| format!("no manifest describes kind `{}`", args.kind))?;
-    let bytes = std::fs::read(&args.screen)
-        .with_context(|| format!("reading {}", args.screen.display()))?;
+        .with_context(|| format!("no manifest describes kind `{kind_name}`"))?;
+    let bytes =
+        std::fs::read(screen_file).with_context(|| format!("reading {}", screen_file.display()))?;
     let text = String::from_utf8_lossy(&bytes);
     let lines = text.lines().count().max(1);
     let widest = text.lines().map(|l| l.chars().count()).max().unwrap_or(0);
@@ -118,4 +132,54 @@ pub fn print_explanation(e: &Explanation) {
     println!(
         "note: time conditions (quiet_ms, changed_within_ms) never hold offline: the screen's last change is unknown"
     );
+}
+
+/// `lookout explain PANE`: the server's `agent.explain`, printed like the offline form, with the
+/// pane's state and the drift advice last (what a person acts on).
+fn live(pane: &str, socket: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
+    let mut client = super::connect(socket)?;
+    let v = client.call("agent.explain", serde_json::json!({"pane": pane}))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&v)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("-").to_owned();
+    if let Some(regions) = v.get("regions").and_then(|r| r.as_object()) {
+        for (name, t) in regions {
+            println!("── region {name} ──");
+            for line in t.as_str().unwrap_or_default().lines() {
+                println!("  │ {line}");
+            }
+        }
+    }
+    println!("── rules (evaluation order) ──");
+    for r in v
+        .get("rules")
+        .and_then(|r| r.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let fired = r.get("fired").and_then(|f| f.as_bool()).unwrap_or(false);
+        let field = |k: &str| r.get(k).map(|x| x.to_string()).unwrap_or_default();
+        println!(
+            "{} {:>5}  {:<8} {:<28}",
+            if fired { "✔ fired" } else { "  -    " },
+            field("priority"),
+            field("state").trim_matches('"'),
+            field("id").trim_matches('"')
+        );
+    }
+    println!(
+        "pane {pane}: kind {}, {} (cause {}), version {}, policy {}",
+        text("kind"),
+        text("lifecycle"),
+        text("cause"),
+        text("version"),
+        text("policy")
+    );
+    match v.get("rules_stale").and_then(|s| s.as_str()) {
+        Some(advice) => println!("rules may be stale: {advice}"),
+        None => println!("rules: no sign of drift"),
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -37,7 +37,8 @@ pub struct Cli {
 enum Command {
     /// Validate manifest files or directories; exit 1 on any error.
     Check(check::Args),
-    /// Explain, offline, how a screen is classified: every rule, every region, the verdict.
+    /// Explain how a screen is classified (a live PANE, or offline with --kind/--screen): every
+    /// rule, every region, the verdict, and for a live pane whether its rules may be stale.
     Explain(explain::Args),
     /// Run a command in a PTY and record it as an asciicast v2 file.
     Record(record::Args),

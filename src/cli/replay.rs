@@ -1,6 +1,7 @@
 //! `lookout replay FILE.cast`: plays a recording through the detection schedule and prints the
 //! state timeline with the deciding rule, and each marker's expected vs detected state (exit 1
-//! on any mismatch). `--summary DIR` replays a fixture tree (`DIR/<kind>/*.cast`) into a table.
+//! on any mismatch). `--summary DIR` replays a fixture tree (`DIR/<kind>/<version>/<case>.cast`)
+//! into a table, one row per agent and CLI release.
 
 use crate::manifest::Catalog;
 use crate::pty::asciicast::{self, Cast};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 pub struct Args {
     /// The recording (asciicast v2); with `--summary`, a fixture directory.
     pub file: PathBuf,
-    /// The agent kind (default: from the path, fixtures/claude/x.cast or fixtures/claude/2.1.3/x.cast).
+    /// The agent kind (default: from the path, e.g. fixtures/claude/2.1.197/x.cast → claude).
     #[arg(long)]
     pub kind: Option<String>,
     /// Extra manifest files or directories (loaded after the bundled ones).
@@ -27,9 +28,13 @@ pub struct Args {
     /// Print the screen at each marker.
     #[arg(long)]
     pub step: bool,
-    /// Replay every `<kind>/*.cast` under FILE and print a per-agent accuracy table.
+    /// Replay every `<kind>/<version>/*.cast` under FILE and print a per-agent, per-version
+    /// accuracy table.
     #[arg(long)]
     pub summary: bool,
+    /// Remove every OSC 0/1/2 window title from the recording first (as with titles off).
+    #[arg(long)]
+    pub no_titles: bool,
 }
 
 /// Runs `lookout replay`.
@@ -40,14 +45,16 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let catalog = Arc::new(catalog);
     if args.summary {
-        return summary(&args.file, &catalog);
+        return summary(&args.file, &catalog, args.no_titles);
     }
-    let cast = load(&args.file)?;
+    let mut cast = load(&args.file)?;
+    if args.no_titles {
+        cast = crate::replay::without_titles(&cast);
+    }
     let kind = match &args.kind {
         Some(k) => k.clone(),
-        None => {
-            kind_from_path(&args.file).context("cannot tell the kind from the path; pass --kind")?
-        }
+        None => crate::corpus::kind_of(&args.file)
+            .context("cannot tell the kind from the path; pass --kind")?,
     };
     if catalog.kind_id(&kind).is_none() {
         eprintln!("warning: no manifest describes kind `{kind}`: nothing will be detected");
@@ -70,16 +77,6 @@ pub fn load(path: &Path) -> anyhow::Result<Cast> {
     let file = std::fs::File::open(path).with_context(|| format!("opening {}", path.display()))?;
     asciicast::read(std::io::BufReader::new(file))
         .with_context(|| format!("reading {}", path.display()))
-}
-
-fn kind_from_path(path: &Path) -> Option<String> {
-    let parent = path.parent()?;
-    let name = parent.file_name()?.to_str()?;
-    // <kind>/<version>/<case>.cast: the parent is a version (starts with a digit)
-    if name.chars().next().is_some_and(|c| c.is_ascii_digit()) {
-        return parent.parent()?.file_name()?.to_str().map(str::to_owned);
-    }
-    Some(name.to_owned())
 }
 
 fn print_replay(r: &Replay, step: bool) {
@@ -115,10 +112,10 @@ fn print_replay(r: &Replay, step: bool) {
     );
 }
 
-/// One row of the summary table.
+/// One row of the summary table: one agent at one CLI release.
 struct Row {
     kind: String,
-    versions: Vec<String>,
+    version: String,
     scenarios: usize,
     markers: usize,
     right: usize,
@@ -126,51 +123,48 @@ struct Row {
     unverified: bool,
 }
 
-fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
-    let mut kinds: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    kinds.sort();
-    let mut rows = Vec::new();
+fn summary(dir: &Path, catalog: &Arc<Catalog>, no_titles: bool) -> anyhow::Result<ExitCode> {
+    let fixtures =
+        crate::corpus::walk(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut rows: Vec<Row> = Vec::new();
     let mut failed = false;
-    for kind_dir in kinds {
-        let kind = kind_dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("")
-            .to_owned();
-        let casts = casts_under(&kind_dir)?;
-        let mut row = Row {
-            kind: kind.clone(),
-            versions: Vec::new(),
-            scenarios: 0,
-            markers: 0,
-            right: 0,
-            unverified: is_unverified(catalog, &kind),
-        };
-        for path in casts {
-            let cast = load(&path)?;
-            if let Some(v) = cast.header.title.as_deref().and_then(version_in)
-                && !row.versions.contains(&v)
-            {
-                row.versions.push(v);
-            }
-            let r = replay(&cast, catalog.clone(), &kind);
-            row.scenarios += 1;
-            row.markers += r.markers.len();
-            row.right += r.markers.len() - r.mismatches();
-            failed |= r.mismatches() > 0;
+    for f in fixtures {
+        let mut cast = load(&f.path)?;
+        if no_titles {
+            cast = crate::replay::without_titles(&cast);
         }
-        rows.push(row);
+        // The folder names the release; a flat layout falls back to the recording's title.
+        let version = f
+            .version
+            .clone()
+            .or_else(|| cast.header.title.as_deref().and_then(version_in))
+            .unwrap_or_else(|| "?".to_owned());
+        let r = replay(&cast, catalog.clone(), &f.kind);
+        failed |= r.mismatches() > 0;
+        let row = match rows.last_mut() {
+            Some(row) if row.kind == f.kind && row.version == version => row,
+            _ => {
+                rows.push(Row {
+                    unverified: is_unverified(catalog, &f.kind),
+                    kind: f.kind.clone(),
+                    version,
+                    scenarios: 0,
+                    markers: 0,
+                    right: 0,
+                });
+                rows.last_mut().context("a row was just pushed")?
+            }
+        };
+        row.scenarios += 1;
+        row.markers += r.markers.len();
+        row.right += r.markers.len() - r.mismatches();
     }
     // kinds with rules and no recording anywhere: listed, so the table shows what is unproven
     for kind in catalog.kinds().iter().filter(|k| k.unverified()) {
         if !rows.iter().any(|r| *r.kind == *kind.name) {
             rows.push(Row {
                 kind: kind.name.to_string(),
-                versions: vec!["no recording".to_owned()],
+                version: "no recording".to_owned(),
                 scenarios: 0,
                 markers: 0,
                 right: 0,
@@ -178,21 +172,15 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>) -> anyhow::Result<ExitCode> {
             });
         }
     }
+    // by kind, then release (walk() already orders releases numerically within a kind)
     rows.sort_by(|a, b| a.kind.cmp(&b.kind));
-    println!("| agent | CLI version recorded | scenarios | markers | markers right |");
+    println!("| agent | CLI version | scenarios | markers | markers right |");
     println!("|---|---|---|---|---|");
     for r in &rows {
-        let mut versions = if r.versions.is_empty() {
-            "?".to_owned()
-        } else {
-            r.versions.join(", ")
-        };
-        if r.unverified {
-            versions.push_str(" (unverified)");
-        }
+        let unverified = if r.unverified { " (unverified)" } else { "" };
         println!(
-            "| {} | {} | {} | {} | {} |",
-            r.kind, versions, r.scenarios, r.markers, r.right
+            "| {} | {}{unverified} | {} | {} | {} |",
+            r.kind, r.version, r.scenarios, r.markers, r.right
         );
     }
     Ok(if failed {
@@ -207,26 +195,6 @@ fn is_unverified(catalog: &Catalog, kind: &str) -> bool {
         .kind_id(kind)
         .and_then(|id| catalog.kind(id))
         .is_some_and(|k| k.unverified())
-}
-
-/// The recordings of one kind: `*.cast` in its directory and one level below
-/// (`<kind>/<version>/<case>.cast`), sorted.
-fn casts_under(kind_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let mut casts = Vec::new();
-    for entry in std::fs::read_dir(kind_dir)?.filter_map(Result::ok) {
-        let path = entry.path();
-        if path.is_dir() {
-            casts.extend(
-                std::fs::read_dir(&path)?
-                    .filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "cast")),
-            );
-        } else if path.extension().is_some_and(|x| x == "cast") {
-            casts.push(path);
-        }
-    }
-    casts.sort();
-    Ok(casts)
 }
 
 /// The first version-looking token (`2.1.3`, `0.86.2`) in a recording's title.

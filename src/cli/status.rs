@@ -1,7 +1,8 @@
 //! `lookout status [--json]`: the server (pid, version, uptime, log, skipped manifests, undelivered
 //! hook reports) and every pane's state, as a table or as JSON. A thin client of the socket.
-//! The RULES column says `unverified` for a pane whose kind has no recording behind its rules
-//! (`unverified` in the JSON).
+//! The CAUSE column adds `unverified rules` for a pane whose kind has no recording behind its
+//! rules (`unverified` in the JSON) and `rules stale` for one whose rules may no longer fit its
+//! CLI (`rules_stale` in the JSON; `lookout explain PANE` says what to record).
 
 use super::printable::printable;
 use crate::server::client::snapshot;
@@ -70,6 +71,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
         if p.unverified {
             why.push("unverified rules".into());
+        }
+        // drift: the state is still the rules' answer, but they may not fit this CLI any more
+        if p.rules_stale.is_some() {
+            why.push("rules stale".into());
         }
         let cells = [
             printable(&p.pane).into_owned(),

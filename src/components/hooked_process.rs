@@ -38,6 +38,8 @@ pub struct HookedProcess {
     pub argv: Vec<String>,
     /// Its kernel `comm`, if reported.
     pub comm: Option<String>,
+    /// Its release as its own `--version` said, when the embedder probed it (at the edge).
+    pub version: Option<String>,
     /// A state or turn-end report was accepted in this generation.
     pub hooked: bool,
     /// Last accepted sequence number per source.

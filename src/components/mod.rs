@@ -8,16 +8,20 @@
 //! | `Screen`        | `ingest_output` (Ingest)                   | `evaluate_rules`, explain                |
 //! | `Title`         | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Progress`      | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
+//! | `Glimpse`       | `ingest_output` (Ingest)                   | `resolve_priority`                       |
 //! | `HookedProcess` | `ingest_processes`, `ingest_hooks` (Ingest)| identify, evaluate, resolve, the embedder|
 //! | `AgentKind`     | `identify_agents` (Ingest)                 | hooks, evaluate, resolve, transitions    |
 //! | `HookEvidence`  | `ingest_hooks` (Ingest)                    | `resolve_priority`, `emit_events`        |
 //! | `ScreenVerdict`, `Wake` | `evaluate_rules` (Evaluate)        | `resolve_priority`                       |
+//! | `Drift`         | `evaluate_rules` (Evaluate)                | the embedder (status, explain)           |
 //! | `Verdict`       | `resolve_priority` (Resolve)               | `apply_transitions`                      |
 //! | `Lifecycle`, `Attention`, `Labels`, `Settling` | `apply_transitions` (Transition) | `emit_events`, the embedder |
 
 mod agent_kind;
 mod attention;
 mod cause;
+mod drift;
+mod glimpse;
 mod hooked_process;
 mod labels;
 mod lifecycle;
@@ -30,6 +34,8 @@ mod verdict;
 pub use agent_kind::AgentKind;
 pub use attention::{Attention, Flag};
 pub use cause::Cause;
+pub use drift::{Drift, Stale, compare_versions};
+pub use glimpse::Glimpse;
 pub use hooked_process::{Generation, HookedProcess, Presence};
 pub use labels::Labels;
 pub use lifecycle::{Lifecycle, LifecycleState, Settling};

@@ -94,4 +94,7 @@ pub struct Verdict {
     /// (the screen lags its hooks: a dialog is drawn after `PermissionRequest`, the spinner after
     /// `UserPromptSubmit`, the dialog is erased after `PostToolUse`).
     pub hold: Option<(Decision, Instant)>,
+    /// A working screen was seen since the last tick, before this idle decision (§3.3
+    /// addendum): the pane passes through working first, with this cause.
+    pub passed_working: Option<Cause>,
 }

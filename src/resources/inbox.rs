@@ -11,8 +11,10 @@ use std::time::Instant;
 /// What arrived from a pane's PTY, in order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Output {
-    /// Output bytes.
-    Bytes(Vec<u8>),
+    /// Output bytes, and when they arrived if the embedder said (`panes::feed_at`): a gap of
+    /// [`BURST_GAP`] or more between two chunks ends a burst, and the screen the first burst
+    /// left is read too, so a state shorter than a tick is not lost (§3.3 addendum).
+    Bytes(Vec<u8>, Option<Instant>),
     /// The pane was resized.
     Resize {
         /// Rows.
@@ -21,6 +23,11 @@ pub enum Output {
         cols: u16,
     },
 }
+
+/// The quiet time after which a pane's output counts as a finished burst (a frame drawn).
+/// Programs draw one frame in writes microseconds apart; 25 ms is longer than any split frame
+/// seen in the recordings and shorter than a human-visible state.
+pub const BURST_GAP: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// PTY output and resizes, per pane, in arrival order. Resizes with no output between them
 /// coalesce into the last (issue 13: a client flooding resizes made one tick apply thousands).
@@ -32,9 +39,9 @@ pub struct OutputInbox {
 }
 
 impl OutputInbox {
-    /// Queues output bytes for a pane.
-    pub fn bytes(&mut self, pane: &str, bytes: &[u8]) {
-        self.push(pane, Output::Bytes(bytes.to_vec()));
+    /// Queues output bytes for a pane, with their arrival time when known.
+    pub fn bytes(&mut self, pane: &str, bytes: &[u8], at: Option<Instant>) {
+        self.push(pane, Output::Bytes(bytes.to_vec(), at));
     }
 
     /// Queues a resize; one right after another of the same pane replaces it.
@@ -81,6 +88,14 @@ pub enum ProcessEvent {
     },
     /// The process exited.
     Exited,
+    /// The embedder found the release of the process of `generation` (its `--version`, probed
+    /// at the edge); ignored if another process has taken over since.
+    Version {
+        /// The generation it belongs to.
+        generation: crate::components::Generation,
+        /// The release number, e.g. `2.1.332`.
+        version: String,
+    },
 }
 
 /// Process events, per pane, in arrival order.
@@ -138,7 +153,7 @@ mod tests {
         inbox.resize("a", 10, 10);
         inbox.resize("b", 5, 5);
         inbox.resize("a", 20, 20);
-        inbox.bytes("a", b"x");
+        inbox.bytes("a", b"x", None);
         inbox.resize("a", 30, 30);
         inbox.resize("a", 40, 40);
         let got: Vec<(String, Output)> = inbox.drain().map(|(p, o)| (p.to_string(), o)).collect();
@@ -148,7 +163,7 @@ mod tests {
             [
                 ("a".into(), resize(20, 20)),
                 ("b".into(), resize(5, 5)),
-                ("a".into(), Output::Bytes(b"x".to_vec())),
+                ("a".into(), Output::Bytes(b"x".to_vec(), None)),
                 ("a".into(), resize(40, 40)),
             ]
         );

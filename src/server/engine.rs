@@ -73,6 +73,8 @@ pub struct Engine {
     retention: Option<Duration>,
     /// When the next pruning step is due.
     prune_due: Instant,
+    /// The identified agents' releases (`--version`, probed off this thread).
+    versions: super::versions::Versions,
 }
 
 /// How long an early tick waits to batch reports that arrive together.
@@ -106,6 +108,7 @@ impl Engine {
             storage_error: None,
             retention,
             prune_due: Instant::now(),
+            versions: super::versions::Versions::default(),
         }
     }
 
@@ -131,6 +134,7 @@ impl Engine {
         tick: Duration,
     ) -> Sources {
         let ticker = crossbeam_channel::tick(tick);
+        let versions = self.versions.done.clone();
         loop {
             let wake = self
                 .waiters
@@ -145,6 +149,13 @@ impl Engine {
                     Err(_) => break,
                 },
                 recv(ticker) -> _ => self.tick(),
+                recv(versions) -> found => {
+                    if let Ok((path, version)) = found {
+                        for (pane, event) in self.versions.finished(path, version) {
+                            let _ = panes::process(&mut self.world, &pane, event);
+                        }
+                    }
+                }
                 recv(shutdown) -> _ => break,
                 default(wake.unwrap_or(tick)) => {
                     if self.report_due.is_some_and(|due| due <= Instant::now()) {
@@ -329,6 +340,9 @@ impl Engine {
         self.report_due = None;
         *self.world.resource_mut::<Clock>() = Clock::at(Instant::now(), SystemTime::now());
         self.world.run_schedule(crate::Tick);
+        for (pane, event) in self.versions.scan(&mut self.world) {
+            let _ = panes::process(&mut self.world, &pane, event);
+        }
         let outbox = self.world.resource::<EventOutbox>().clone();
         self.unstored.extend(outbox.events().try_iter());
         let stored = self.persist();

@@ -7,6 +7,7 @@ use crate::resources::{PaneIndex, ProcessEvent};
 use crate::server::protocol::{FEATURES, PROTOCOL_VERSION, ProcessKind, Request, WireError};
 use bevy_ecs::world::World;
 use serde_json::{Map, Value, json};
+use std::time::Instant;
 
 /// Answers a request that needs nothing but the world.
 pub fn handle(world: &mut World, request: Request) -> Result<Value, WireError> {
@@ -15,7 +16,9 @@ pub fn handle(world: &mut World, request: Request) -> Result<Value, WireError> {
         Request::Hello => Ok(
             json!({"protocol": PROTOCOL_VERSION, "version": env!("CARGO_PKG_VERSION"), "features": FEATURES}),
         ),
-        Request::PaneFeed(pane, bytes) => panes::feed(world, &pane, &bytes)
+        // Stamped on arrival (the engine's clock is `Instant::now()` too): output bursts are read
+        // one by one at the next tick, so a state shorter than a tick still counts.
+        Request::PaneFeed(pane, bytes) => panes::feed_at(world, &pane, &bytes, Instant::now())
             .map(|()| json!({}))
             .map_err(|_| unknown(&pane)),
         Request::PaneResize(pane, rows, cols) => panes::resize(world, &pane, rows, cols)

@@ -6,6 +6,7 @@
 //! - `engine`: the world thread — requests between ticks, the tick, persistence, fan-out;
 //!   `handlers` and `subscribe` hold its simpler parts.
 //! - `store`: SQLite (§7); `mirror`: the JSON mirror fallback (§8.3).
+//! - `versions`: the `--version` probe of identified agents, for drift (`rules_stale`).
 //!
 //! Everything here is edge: sockets, threads, SQLite and files live in this module and in `cli/`,
 //! never in the core.
@@ -23,6 +24,7 @@ pub mod protocol;
 pub mod sources;
 pub mod store;
 pub mod subscribe;
+pub mod versions;
 
 pub use client::{Client, ClientError};
 

@@ -467,6 +467,8 @@ mod tests {
             generation: 1,
             hooked: false,
             unverified: false,
+            rules_stale: None,
+            version: None,
         }
     }
 

@@ -1,32 +1,93 @@
-//! Ingest, step 1: PTY output and resizes → `Screen`, `Title`, `Progress`.
+//! Ingest, step 1: PTY output and resizes → `Screen`, `Title`, `Progress`, `Glimpse`.
 //!
-//! Reads `OutputInbox`, `PaneIndex`, `Clock`; writes the three components. Bytes are handed to
-//! vt100 as they are: garbage renders as garbage, never a panic (§11).
+//! Reads `OutputInbox`, `PaneIndex`, `Clock`, `Manifests` and each pane's kind, process and
+//! lifecycle; writes the four components. Bytes are handed to vt100 as they are: garbage renders
+//! as garbage, never a panic (§11).
+//!
+//! Short turns (§3.3 addendum): output that arrived in bursts apart by [`BURST_GAP`] or more is
+//! read burst by burst. When a pane that is not already working gets another burst, the screen
+//! the previous burst left is run through its rules once; a working verdict there is kept as the
+//! pane's `Glimpse`, so a working screen that was gone again by the tick still counts. This is
+//! the one place rules run outside Evaluate: the interim screen exists only here.
 
-use crate::components::{Progress, Screen, Title};
-use crate::resources::{Clock, Output, OutputInbox, PaneIndex};
+use crate::components::{
+    AgentKind, Glimpse, HookedProcess, Lifecycle, LifecycleState, Progress, Screen, Title,
+};
+use crate::manifest::RuleState;
+use crate::resources::{BURST_GAP, Clock, Manifests, Output, OutputInbox, PaneIndex};
+use crate::rules::Look;
+use crate::systems::s5_evaluate_rules::screen_rules;
 use bevy_ecs::prelude::*;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+type Panes<'a> = (
+    &'a mut Screen,
+    &'a mut Title,
+    &'a mut Progress,
+    &'a mut Glimpse,
+    &'a AgentKind,
+    &'a HookedProcess,
+    &'a Lifecycle,
+);
+
+/// What this tick has seen of one pane's output so far.
+#[derive(Default)]
+struct Seen {
+    /// When its latest chunk arrived (as stamped by the embedder).
+    last: Option<Instant>,
+    /// A working rule that fired on an interim screen.
+    glimpse: Option<Arc<str>>,
+}
 
 /// Feeds queued output to each pane's terminal and records when its screen changed.
 pub fn ingest_output(
     mut inbox: ResMut<OutputInbox>,
     index: Res<PaneIndex>,
     clock: Res<Clock>,
-    mut panes: Query<(&mut Screen, &mut Title, &mut Progress)>,
+    manifests: Res<Manifests>,
+    mut panes: Query<Panes>,
 ) {
     if inbox.is_empty() {
         return;
     }
+    let mut seen: HashMap<Entity, Seen> = HashMap::new();
     for (pane, output) in inbox.drain() {
         let Some(entity) = index.get(&pane) else {
             continue;
         };
-        let Ok((mut screen, mut title, mut progress)) = panes.get_mut(entity) else {
+        let Ok((mut screen, mut title, mut progress, _, kind, process, lifecycle)) =
+            panes.get_mut(entity)
+        else {
             continue;
         };
+        let so_far = seen.entry(entity).or_default();
         let screen = &mut *screen;
         match output {
-            Output::Bytes(bytes) => screen.parser.process(&bytes),
+            Output::Bytes(bytes, at) => {
+                let new_burst = matches!((so_far.last, at), (Some(last), Some(at))
+                    if at.saturating_duration_since(last) >= BURST_GAP);
+                if new_burst
+                    && so_far.glimpse.is_none()
+                    && lifecycle.state != LifecycleState::Working
+                {
+                    so_far.glimpse = screen_rules(&manifests.0, kind, process).and_then(|rules| {
+                        let look = Look {
+                            screen: screen.screen(),
+                            title: &title.0,
+                            progress: &progress.0,
+                            // the interim screen has just changed, by definition
+                            changed_at: so_far.last,
+                            now: so_far.last.unwrap_or(clock.now),
+                        };
+                        let rule = &rules.rules[rules.evaluate(&look).winner?];
+                        (rule.spec.state == RuleState::Working).then(|| rule.id.clone())
+                    });
+                }
+                so_far.last = at.or(so_far.last);
+                screen.parser.process(&bytes);
+            }
             Output::Resize { rows, cols } => screen.resize(rows, cols),
         }
         screen.changed_at = Some(clock.now);
@@ -36,6 +97,17 @@ pub fn ingest_output(
         }
         if let Some(p) = osc.progress.take() {
             progress.set_if_neq(Progress(p));
+        }
+    }
+    for (entity, so_far) in seen {
+        if let Ok((_, _, _, mut glimpse, ..)) = panes.get_mut(entity) {
+            match so_far.glimpse {
+                // Rewritten even when equal: "seen this tick" is the fact resolve reads.
+                Some(rule) => *glimpse = Glimpse(Some(rule)),
+                None => {
+                    glimpse.set_if_neq(Glimpse(None));
+                }
+            }
         }
     }
 }

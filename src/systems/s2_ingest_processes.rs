@@ -30,6 +30,17 @@ pub fn ingest_processes(
 
 /// One process event on one pane's bookkeeping.
 pub fn apply(process: &mut HookedProcess, event: ProcessEvent) {
+    if let ProcessEvent::Version {
+        generation,
+        version,
+    } = event
+    {
+        // a fact about the running process, not a new one: nothing is reset
+        if generation == process.generation && process.presence == Presence::Alive {
+            process.version = Some(version);
+        }
+        return;
+    }
     if process.presence == Presence::Alive {
         process.ended += 1;
     }
@@ -43,12 +54,14 @@ pub fn apply(process: &mut HookedProcess, event: ProcessEvent) {
             process.pid = pid;
             process.argv = argv;
             process.comm = comm;
+            process.version = None;
         }
         ProcessEvent::Exited => {
             if process.presence == Presence::Alive {
                 process.presence = Presence::Exited;
             }
         }
+        ProcessEvent::Version { .. } => {}
     }
 }
 

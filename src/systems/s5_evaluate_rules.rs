@@ -1,13 +1,15 @@
-//! Evaluate: the screen rules of the pane's kind (§2.2, §3.1) → `ScreenVerdict` and `Wake`.
+//! Evaluate: the screen rules of the pane's kind (§2.2, §3.1) → `ScreenVerdict` and `Wake`, and
+//! `Drift` (rules that no longer fire while the screen keeps changing, or a CLI newer than every
+//! recording: shown, never turned into a state).
 //!
 //! Only panes whose screen, title, progress, kind or process changed — or whose time condition
 //! may have flipped — are evaluated; every other pane costs a few comparisons. A pane that is
 //! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
 
 use crate::components::{
-    AgentKind, HookedProcess, Presence, Progress, Screen, ScreenVerdict, Title, Wake,
+    AgentKind, Drift, HookedProcess, Presence, Progress, Screen, ScreenVerdict, Title, Wake,
 };
-use crate::manifest::HookPolicy;
+use crate::manifest::{Catalog, HookPolicy, KindRules};
 use crate::resources::{Clock, Manifests};
 use crate::rules::Look;
 use bevy_ecs::prelude::*;
@@ -20,12 +22,13 @@ type Inputs<'a> = (
     Ref<'a, HookedProcess>,
     &'a mut ScreenVerdict,
     &'a mut Wake,
+    &'a mut Drift,
 );
 
 /// Evaluates the panes that need it.
 pub fn evaluate_rules(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Inputs>) {
     let catalog = &manifests.0;
-    for (screen, title, progress, kind, process, mut verdict, mut wake) in &mut panes {
+    for (screen, title, progress, kind, process, mut verdict, mut wake, mut drift) in &mut panes {
         let changed = screen.is_changed()
             || title.is_changed()
             || progress.is_changed()
@@ -35,17 +38,10 @@ pub fn evaluate_rules(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Q
         if !changed && !woke {
             continue;
         }
-        let rules = kind
-            .id
-            .and_then(|id| catalog.kind(id))
-            .filter(|k| !k.rules.is_empty());
-        let eligible = rules.filter(|k| {
-            process.presence != Presence::Exited
-                && !(process.hooked && k.policy == HookPolicy::Dominate)
-        });
-        let Some(rules) = eligible else {
+        let Some(rules) = screen_rules(catalog, &kind, &process) else {
             verdict.set_if_neq(ScreenVerdict(None));
             wake.set_if_neq(Wake(None));
+            drift.set_if_neq(Drift::default());
             continue;
         };
         let look = Look {
@@ -60,7 +56,32 @@ pub fn evaluate_rules(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Q
             let rule = &rules.rules[i];
             (rule.id.clone(), rule.spec.state, rule.spec.settled)
         });
+        // Only output counts as "keeps changing"; a wake or a process change re-reads the same screen.
+        let fired = screen.is_changed().then_some(winner.is_some());
+        let next = drift.observe(
+            fired,
+            clock.now,
+            process.version.as_deref(),
+            &rules.recorded,
+        );
+        drift.set_if_neq(next);
         verdict.set_if_neq(ScreenVerdict(winner));
         wake.set_if_neq(Wake(outcome.wake));
     }
+}
+
+/// The rules that read this pane's screen: those of its kind, unless the kind has none, the
+/// process exited (§3.5) or a hook dominates it (§5.1).
+pub(crate) fn screen_rules<'c>(
+    catalog: &'c Catalog,
+    kind: &AgentKind,
+    process: &HookedProcess,
+) -> Option<&'c KindRules> {
+    kind.id
+        .and_then(|id| catalog.kind(id))
+        .filter(|k| !k.rules.is_empty())
+        .filter(|k| {
+            process.presence != Presence::Exited
+                && !(process.hooked && k.policy == HookPolicy::Dominate)
+        })
 }

@@ -9,7 +9,8 @@
 //! dialog, so the old prompt box read idle in between and every dialog was notified twice).
 
 use crate::components::{
-    AgentKind, Cause, Decision, HookClaim, HookEvidence, HookedProcess, ScreenVerdict, Verdict,
+    AgentKind, Cause, Decision, Glimpse, HookClaim, HookEvidence, HookedProcess, ScreenVerdict,
+    Verdict,
 };
 use crate::manifest::{HookPolicy, RuleState};
 use crate::resources::{Clock, Manifests};
@@ -21,6 +22,7 @@ pub const HOOK_HOLD: Duration = Duration::from_secs(1);
 
 type Evidence<'a> = (
     Ref<'a, ScreenVerdict>,
+    Ref<'a, Glimpse>,
     Ref<'a, HookEvidence>,
     &'a HookedProcess,
     &'a AgentKind,
@@ -29,10 +31,13 @@ type Evidence<'a> = (
 
 /// Decides what each pane with new evidence should do.
 pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Evidence>) {
-    for (screen, hook, process, kind, mut verdict) in &mut panes {
+    for (screen, glimpse, hook, process, kind, mut verdict) in &mut panes {
         let departed = process.ended > verdict.departures;
         let hook_new = hook.is_changed() && hook.claim.is_some();
-        let screen_new = screen.is_changed();
+        // A working screen came and went within the tick: resolve even if the final answer is
+        // the same as before (idle → working → idle is a turn).
+        let glimpsed = glimpse.is_changed() && glimpse.0.is_some();
+        let screen_new = screen.is_changed() || glimpsed;
         if !(departed || hook_new || screen_new || verdict.reassess) {
             continue;
         }
@@ -71,6 +76,9 @@ pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes:
                 };
                 (decision, Cause::Screen(id.clone()))
             });
+            if glimpsed && matches!(next.decision, Some((Decision::Idle { .. }, _))) {
+                next.passed_working = glimpse.0.clone().map(Cause::Screen);
+            }
             hold_against_the_screen(&mut next, verdict.hold.as_ref(), &clock);
         }
         *verdict = next;

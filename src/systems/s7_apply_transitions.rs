@@ -153,6 +153,23 @@ pub fn apply_transitions(
         {
             input = None;
         }
+        let before = lifecycle.state;
+        // A working screen seen since the last tick (§3.3 addendum): through working first, so
+        // an approved prompt whose work ended within the tick still ends done with unread.
+        if let Some(passed) = verdict
+            .passed_working
+            .as_ref()
+            .filter(|_| verdict.is_changed() && lifecycle.state != LifecycleState::Working)
+        {
+            let w = step(lifecycle.state, &Decision::Working, false);
+            input = apply_flag(&input, w.input_required, passed);
+            *lifecycle = Lifecycle {
+                state: LifecycleState::Working,
+                prev: lifecycle.state,
+                since: clock.wall,
+                cause: Some(passed.clone()),
+            };
+        }
         let s = step(lifecycle.state, &decision, !settle_for.is_zero());
         match s.settle {
             SettleOp::Start if settling.0.is_none() => {
@@ -164,7 +181,8 @@ pub fn apply_transitions(
         if let Some(to) = s.lifecycle {
             *lifecycle = Lifecycle {
                 state: to,
-                prev: lifecycle.state,
+                // the state before this tick: one event for the tick's net change
+                prev: before,
                 since: clock.wall,
                 cause: Some(cause.clone()),
             };

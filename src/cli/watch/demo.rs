@@ -2,7 +2,7 @@
 //!
 //! Each demo pane is a real PTY running this binary's hidden `demo-agent` mode, whose output reaches the
 //! server through the same [`Link`] as `lookout run`. The agent either replays a bundled recording
-//! (`tests/fixtures/<kind>/*.cast`, with its timing, looping) or, when the checkout has none, plays a
+//! (`tests/fixtures/<kind>/<version>/*.cast`, with its timing, looping) or, when the checkout has none, plays a
 //! scripted fake Claude Code screen that cycles working → (blocked →) working → done, so the board shows
 //! every state. Touches PTYs, child processes, the fixtures directory and the server socket.
 
@@ -161,33 +161,31 @@ impl Drop for Demo {
     }
 }
 
-/// The bundled recordings, as (kind, file), one per kind and four in all: `approve.cast` where there is
-/// one (it passes through working, blocked and done), else `slow.cast`, else the first.
+/// The bundled recordings, as (kind, file), one per kind and four in all, from each kind's newest
+/// recorded release: `approve.cast` where there is one (it passes through working, blocked and
+/// done), else `slow.cast`, else the first.
 fn recordings() -> Vec<(String, PathBuf)> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let Ok(kinds) = std::fs::read_dir(&root) else {
+    let Ok(fixtures) = crate::corpus::walk(&root) else {
         return Vec::new();
     };
-    let mut kinds: Vec<PathBuf> = kinds.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    kinds.sort();
-    let mut found = Vec::new();
-    for dir in kinds {
-        let Some(kind) = dir.file_name().and_then(|n| n.to_str()).map(str::to_owned) else {
-            continue;
-        };
-        let Ok(files) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let mut casts: Vec<PathBuf> = files
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|x| x == "cast"))
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    let mut kinds: Vec<&str> = fixtures.iter().map(|f| f.kind.as_str()).collect();
+    kinds.dedup();
+    for kind in kinds {
+        // walk() sorts versions ascending: the newest release is the last.
+        let newest = fixtures
+            .iter()
+            .filter(|f| f.kind == kind)
+            .map(|f| &f.version)
+            .next_back();
+        let mut casts: Vec<&crate::corpus::Fixture> = fixtures
+            .iter()
+            .filter(|f| f.kind == kind && Some(&f.version) == newest)
             .collect();
-        casts.sort_by_key(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            (name != "approve.cast", name != "slow.cast", name.to_owned())
-        });
-        if let Some(cast) = casts.into_iter().next() {
-            found.push((kind, cast));
+        casts.sort_by_key(|f| (f.case != "approve", f.case != "slow", f.case.clone()));
+        if let Some(f) = casts.first() {
+            found.push((kind.to_owned(), f.path.clone()));
         }
     }
     found.truncate(4);

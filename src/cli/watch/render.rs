@@ -121,12 +121,17 @@ fn row(view: &View<'_>, pane: &PaneState, selected: bool) -> String {
     }
     // Ids, kinds, labels and causes come from other programs: escaped, never drawn raw.
     let shown = |text: &str| printable(text).into_owned();
+    // drift is shown with the labels: a fact about the rules, not a state
+    let mut labels = pane.labels.clone();
+    if pane.rules_stale.is_some() {
+        labels.push("rules stale".into());
+    }
     let cells = [
         shown(view.names.get(&pane.pane).unwrap_or(&pane.pane)),
         shown(pane.kind.as_deref().unwrap_or("-")),
         pane.lifecycle.name().to_owned(),
         attention,
-        shown(&pane.labels.join(", ")),
+        shown(&labels.join(", ")),
         since(&pane.since, view.now),
         shown(pane.cause.as_deref().unwrap_or_default()),
     ];
@@ -236,6 +241,8 @@ mod tests {
             generation: 1,
             hooked: false,
             unverified: false,
+            rules_stale: None,
+            version: None,
         }
     }
 
@@ -264,6 +271,7 @@ mod tests {
         use LifecycleState::*;
         let mut done = pane("tmux:%2", Done, false, true);
         done.labels = vec!["gate ×2".into()];
+        done.rules_stale = Some("claude 9.9.9 is newer than every recorded release".into());
         let panes = [pane("tmux:%1", Blocked, true, false), done];
         let now = parse_rfc3339("2025-01-01T00:00:12.000Z").expect("time");
         let text = frame(&View {
@@ -284,7 +292,7 @@ mod tests {
         assert!(lines[3].starts_with("  tmux:%1"), "{text}");
         assert!(lines[3].contains("blocked") && lines[3].contains("!"));
         assert!(lines[3].contains("12s") && lines[3].ends_with("screen:permission-dialog"));
-        assert!(lines[4].starts_with("> tmux:%2") && lines[4].contains("gate ×2"));
+        assert!(lines[4].starts_with("> tmux:%2") && lines[4].contains("gate ×2, rules"));
         assert!(lines.iter().all(|l| l.chars().count() <= 100));
     }
 

@@ -1,0 +1,237 @@
+//! The CLI-version probe (edge): for each pane whose foreground process was identified as an
+//! agent, run that agent's own executable with `--version` once per executable path, on a thread
+//! of its own with a deadline, and hand the release to the world as `ProcessEvent::Version`.
+//! The core compares it with the releases its rules were recorded on (`Drift`); nothing here
+//! decides a state. Touches `/proc` and child processes.
+
+use crate::components::{AgentKind, Generation, HookedProcess, Presence};
+use crate::resources::ProcessEvent;
+use crossbeam_channel::{Receiver, Sender};
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one `--version` may take before it is killed (and counted as unknown).
+const DEADLINE: Duration = Duration::from_secs(5);
+
+/// Interpreters whose script argument is the agent (as identification reads them).
+const INTERPRETERS: &[&str] = &["node", "nodejs", "bun", "deno", "python", "python3", "ruby"];
+
+/// The probe's state, owned by the engine.
+pub struct Versions {
+    /// Path → release (`None`: the probe ran and found none). Paths being probed are absent.
+    cache: HashMap<PathBuf, Option<String>>,
+    /// Panes waiting for a path's probe, with the generation they asked for.
+    waiting: HashMap<PathBuf, Vec<(String, Generation)>>,
+    /// Generations already handled, per pane (probed or answered from the cache).
+    asked: HashMap<String, Generation>,
+    done_tx: Sender<(PathBuf, Option<String>)>,
+    /// Finished probes, for the engine's select loop.
+    pub done: Receiver<(PathBuf, Option<String>)>,
+}
+
+impl Default for Versions {
+    fn default() -> Self {
+        let (done_tx, done) = crossbeam_channel::unbounded();
+        Versions {
+            cache: HashMap::new(),
+            waiting: HashMap::new(),
+            asked: HashMap::new(),
+            done_tx,
+            done,
+        }
+    }
+}
+
+impl Versions {
+    /// Looks at the world's panes after a tick: every identified, live agent process not yet
+    /// asked about gets its version from the cache or a new probe. Returns what to queue now.
+    pub fn scan(&mut self, world: &mut bevy_ecs::world::World) -> Vec<(String, ProcessEvent)> {
+        let mut ready = Vec::new();
+        let mut query = world.query::<(&crate::components::PaneId, &AgentKind, &HookedProcess)>();
+        for (pane, kind, process) in query.iter(world) {
+            if kind.id.is_none() || process.presence != Presence::Alive || process.version.is_some()
+            {
+                continue;
+            }
+            let pane = pane.as_str().to_owned();
+            if self.asked.get(&pane) == Some(&process.generation) {
+                continue;
+            }
+            self.asked.insert(pane.clone(), process.generation);
+            let Some(path) = executable(process) else {
+                continue;
+            };
+            match self.cache.get(&path) {
+                Some(Some(v)) => ready.push((pane, version_event(process.generation, v))),
+                Some(None) => {}
+                None => {
+                    let first = !self.waiting.contains_key(&path);
+                    self.waiting
+                        .entry(path.clone())
+                        .or_default()
+                        .push((pane, process.generation));
+                    if first {
+                        let tx = self.done_tx.clone();
+                        std::thread::spawn(move || {
+                            let v = probe(&path);
+                            let _ = tx.send((path, v));
+                        });
+                    }
+                }
+            }
+        }
+        ready
+    }
+
+    /// A probe finished: cache it and return the events for the panes that waited on it.
+    pub fn finished(
+        &mut self,
+        path: PathBuf,
+        version: Option<String>,
+    ) -> Vec<(String, ProcessEvent)> {
+        let waiting = self.waiting.remove(&path).unwrap_or_default();
+        let out = match &version {
+            Some(v) => waiting
+                .into_iter()
+                .map(|(pane, g)| (pane, version_event(g, v)))
+                .collect(),
+            None => Vec::new(),
+        };
+        self.cache.insert(path, version);
+        out
+    }
+}
+
+fn version_event(generation: Generation, version: &str) -> ProcessEvent {
+    ProcessEvent::Version {
+        generation,
+        version: version.to_owned(),
+    }
+}
+
+/// The agent's own executable: the script an interpreter runs (`node …/bin/codex.js`), else the
+/// process's executable (`/proc/<pid>/exe`), else argv[0] when it is a path.
+fn executable(process: &HookedProcess) -> Option<PathBuf> {
+    let argv0 = process.argv.first()?;
+    let base = Path::new(argv0).file_name()?.to_str()?;
+    let cwd = process
+        .pid
+        .and_then(|p| std::fs::read_link(format!("/proc/{p}/cwd")).ok());
+    let absolute = |arg: &str| {
+        let p = Path::new(arg);
+        match (p.is_absolute(), &cwd) {
+            (true, _) => Some(p.to_path_buf()),
+            (false, Some(cwd)) if arg.contains('/') => Some(cwd.join(p)),
+            _ => None,
+        }
+    };
+    let interpreter = INTERPRETERS.iter().any(|i| {
+        base == *i
+            || base
+                .strip_prefix(i)
+                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+    });
+    if interpreter {
+        let script = process.argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
+        return absolute(script);
+    }
+    process
+        .pid
+        .and_then(|p| std::fs::read_link(format!("/proc/{p}/exe")).ok())
+        .or_else(|| absolute(argv0))
+}
+
+/// Runs `path --version` (stdin closed, killed after [`DEADLINE`]) and reads the release from
+/// its output.
+fn probe(path: &Path) -> Option<String> {
+    let mut child = Command::new(path)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .ok()?;
+    let started = Instant::now();
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if started.elapsed() < DEADLINE => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+    let mut out = String::new();
+    if let Some(mut s) = child.stdout.take() {
+        let _ = s.read_to_string(&mut out);
+    }
+    if let Some(mut s) = child.stderr.take() {
+        let _ = s.read_to_string(&mut out);
+    }
+    release_in(&out)
+}
+
+/// The first release number (`2.1.332`, `0.86.2`, `v1.0`) in a `--version` output.
+pub fn release_in(text: &str) -> Option<String> {
+    text.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == ',')
+        .map(|t| t.trim_start_matches('v'))
+        .find(|t| {
+            let parts: Vec<&str> = t.split('.').collect();
+            parts.len() >= 2
+                && parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+        })
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_from_version_outputs() {
+        assert_eq!(
+            release_in("2.1.332 (Claude Code)").as_deref(),
+            Some("2.1.332")
+        );
+        assert_eq!(
+            release_in("codex-cli 0.171.0\n").as_deref(),
+            Some("0.171.0")
+        );
+        assert_eq!(release_in("aider 0.86.2").as_deref(), Some("0.86.2"));
+        assert_eq!(release_in("v1.18.33").as_deref(), Some("1.18.33"));
+        assert_eq!(release_in("no version here"), None);
+    }
+
+    #[test]
+    fn the_script_of_an_interpreter_is_the_agent() {
+        let p = HookedProcess {
+            argv: vec!["node".into(), "/opt/a/bin/codex.js".into(), "--yolo".into()],
+            ..HookedProcess::default()
+        };
+        assert_eq!(executable(&p), Some(PathBuf::from("/opt/a/bin/codex.js")));
+        let native = HookedProcess {
+            argv: vec!["/opt/a/bin/claude".into()],
+            ..HookedProcess::default()
+        };
+        assert_eq!(
+            executable(&native),
+            Some(PathBuf::from("/opt/a/bin/claude"))
+        );
+    }
+
+    #[test]
+    fn a_probe_runs_the_executable_with_version() {
+        // coreutils' echo answers --version with "echo (GNU coreutils) 9.1"
+        assert!(probe(Path::new("/bin/echo")).is_some());
+        assert_eq!(probe(Path::new("/nonexistent/agent")), None);
+    }
+}
