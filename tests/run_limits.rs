@@ -119,3 +119,79 @@ impl Drop for Killed {
         let _ = self.0.wait();
     }
 }
+
+#[test]
+fn a_program_that_does_not_exist_exits_127_like_in_a_shell() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    let out = served
+        .command(&["run", "--", "/nonexistent/program"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("lookout run");
+    assert_eq!(
+        out.status.code(),
+        Some(127),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The outer terminal's line discipline, as `stty -a` prints it, through lookout's own stdin.
+fn stty(pid: u32) -> String {
+    let tty = std::fs::read_link(format!("/proc/{pid}/fd/0")).expect("lookout's stdin");
+    let out = Command::new("stty")
+        .arg("-F")
+        .arg(&tty)
+        .arg("-a")
+        .output()
+        .expect("stty");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, r)| r.trim_start().starts_with('T'))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_suspended_run_gives_the_terminal_back_and_takes_it_raw_again_on_fg() {
+    use support::pty::Outer;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    let socket = served.socket.display().to_string();
+    let mut outer = Outer::start(
+        &[LOOKOUT, "run", "--", "cat"],
+        80,
+        24,
+        &[("LOOKOUT_SOCKET", &socket)],
+    );
+    let pid = outer.child.process_id().expect("lookout's pid");
+    wait_until("raw mode", || stty(pid).contains("-icanon"), || stty(pid));
+    let signal = |name: nix::sys::signal::Signal| {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+            name,
+        )
+        .expect("signal");
+    };
+    signal(nix::sys::signal::Signal::SIGTSTP);
+    wait_until(
+        "stopped with the terminal cooked",
+        || stopped(pid) && stty(pid).contains(" icanon"),
+        || stty(pid),
+    );
+    signal(nix::sys::signal::Signal::SIGCONT);
+    wait_until(
+        "running raw again",
+        || !stopped(pid) && stty(pid).contains("-icanon"),
+        || stty(pid),
+    );
+    outer.send(b"\x04");
+    outer.wait_exit();
+}

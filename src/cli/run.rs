@@ -65,7 +65,14 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     request
         .env
         .push(("LOOKOUT_SOCKET".into(), socket.clone().into_os_string()));
-    let spawned = spawn::spawn(&request)?;
+    let spawned = match spawn::spawn(&request) {
+        Ok(spawned) => spawned,
+        // As a shell would say it: 127 not found, 126 not runnable.
+        Err(e) => {
+            eprintln!("lookout run: {e}");
+            return Ok(ExitCode::from(e.exit_code()));
+        }
+    };
     let (catalog, _) = Catalog::standard(&[]);
     let pane_id = pane.clone();
     let link = Link::start(

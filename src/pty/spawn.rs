@@ -70,6 +70,19 @@ impl fmt::Display for SpawnError {
 
 impl std::error::Error for SpawnError {}
 
+impl SpawnError {
+    /// The exit status a shell gives a command it cannot start: 127 when the program does not
+    /// exist, 126 when it exists but cannot be run. (portable-pty reports only a message, which
+    /// names `ENOENT` for a missing program.)
+    pub fn exit_code(&self) -> u8 {
+        if self.reason.contains("ENOENT") || self.reason.contains("doesn't exist") {
+            127
+        } else {
+            126
+        }
+    }
+}
+
 /// Starts `request.argv` in a new PTY as a session leader with the PTY as its controlling terminal.
 ///
 /// The child runs in lookout's current directory (portable-pty would otherwise pick `$HOME`).
