@@ -427,3 +427,90 @@ fn the_terminal_sink_asks_the_panes_own_terminal_else_a_board() {
     );
     own.type_line("q");
 }
+
+/// A notification daemon of our own: it owns `org.freedesktop.Notifications` on a private session
+/// bus and hands each `Notify` (summary, body, urgency) to the test.
+struct Daemon(crossbeam_channel::Sender<(String, String, u8)>);
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Daemon {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the method's signature is the spec's"
+    )]
+    fn notify(
+        &self,
+        _app_name: &str,
+        _replaces_id: u32,
+        _app_icon: &str,
+        summary: &str,
+        body: &str,
+        _actions: Vec<String>,
+        hints: std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        let urgency = hints
+            .get("urgency")
+            .and_then(|v| u8::try_from(v).ok())
+            .unwrap_or(0);
+        let _ = self.0.send((summary.to_owned(), body.to_owned(), urgency));
+        1
+    }
+}
+
+#[test]
+fn the_desktop_sink_notifies_over_a_real_session_bus() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bus_path = dir.path().join("bus");
+    let mut bus = std::process::Command::new("dbus-daemon")
+        .args(["--session", "--nofork", "--print-address=1"])
+        .arg(format!("--address=unix:path={}", bus_path.display()))
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("these tests need dbus-daemon (apt-get install dbus; .ci/run installs it)");
+    let mut address = String::new();
+    BufReader::new(bus.stdout.take().expect("stdout"))
+        .read_line(&mut address)
+        .expect("the bus address");
+    let address = address.trim().to_owned();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let _daemon = zbus::blocking::connection::Builder::address(address.as_str())
+        .and_then(|b| b.name("org.freedesktop.Notifications"))
+        .and_then(|b| b.serve_at("/org/freedesktop/Notifications", Daemon(tx)))
+        .and_then(zbus::blocking::connection::Builder::build)
+        .expect("the notification daemon");
+    settings(
+        dir.path(),
+        "[[notify]]\nsink = \"desktop\"\non = [\"blocked\"]\nmessage = \"{pane} needs you\"\n",
+    );
+    let socket = dir.path().join("run/lookout.sock");
+    let mut server = std::process::Command::new(support::LOOKOUT)
+        .args(["serve", "--tick-ms", "50", "--socket"])
+        .arg(&socket)
+        .arg("--db")
+        .arg(dir.path().join("lookout.db"))
+        .env("DBUS_SESSION_BUS_ADDRESS", &address)
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .spawn()
+        .expect("lookout serve");
+    wait_until(
+        "the server",
+        || Client::connect(&socket).is_ok(),
+        String::new,
+    );
+    let mut client = Client::connect(&socket).expect("client");
+    agent(&mut client, "d");
+    report(&mut client, "d", 1, "blocked");
+    let got = rx.recv_timeout(support::deadline());
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = bus.kill();
+    let _ = bus.wait();
+    let (summary, body, urgency) = got.expect("a Notify call on the bus");
+    assert_eq!(
+        (summary.as_str(), body.as_str()),
+        ("lookout", "d needs you")
+    );
+    assert_eq!(urgency, 2, "a pane waiting for its person is critical");
+}

@@ -53,6 +53,8 @@ pub enum Sink {
     /// A desktop notification by the terminal itself (OSC 9, 777 or 99), written by the pane's own
     /// `lookout run`, else by a `lookout watch` board.
     Terminal(u16),
+    /// A freedesktop notification (`org.freedesktop.Notifications`) on the session bus.
+    Desktop,
 }
 
 /// What a rule fires on.
@@ -171,6 +173,7 @@ fn rule(r: RawNotify) -> Result<Rule, (&'static str, String)> {
         }
         "tmux" => Sink::Tmux,
         "bell" => Sink::Bell,
+        "desktop" => Sink::Desktop,
         "terminal" => match r.osc.unwrap_or(9) {
             osc @ (9 | 777 | 99) => Sink::Terminal(osc),
             other => return Err(("osc", format!("`{other}`: one of 9, 777, 99"))),
@@ -178,7 +181,7 @@ fn rule(r: RawNotify) -> Result<Rule, (&'static str, String)> {
         other => {
             return Err((
                 "sink",
-                format!("`{other}`: one of exec, webhook, tmux, bell, terminal"),
+                format!("`{other}`: one of exec, webhook, tmux, bell, terminal, desktop"),
             ));
         }
     };

@@ -7,9 +7,10 @@
 //!   relay), 5 s timeout, three tries.
 //! - `tmux` / `bell`: `display-message` on, or a BEL to the terminal of, every tmux client showing
 //!   the pane's session.
+//! - `desktop`: `Notify` on the session bus's `org.freedesktop.Notifications` (zbus).
 //!
 //! Also what "the person is looking at it" means for a tmux pane: it is the active pane of the
-//! window an attached client shows. Touches child processes, loopback TCP and tmux.
+//! window an attached client shows. Touches child processes, loopback TCP, tmux and the session bus.
 
 use super::settings::{Rule, Sink};
 use crate::event::Event;
@@ -51,6 +52,7 @@ pub fn deliver(rule: &Rule, state: &PaneState, body: &Value) {
                 }),
                 // Delivered by the notifier itself, to a listening terminal.
                 Sink::Terminal(_) => Ok(()),
+                Sink::Desktop => desktop(&state, &message),
                 Sink::Bell => tmux_clients(&state.pane, |_, _, tty| {
                     std::fs::OpenOptions::new()
                         .write(true)
@@ -117,6 +119,29 @@ fn exec(command: &[String], state: &PaneState, body: &Value) -> Result<(), Strin
             Err(e) => return Err(e.to_string()),
         }
     }
+}
+
+/// `Notify` on the session bus's `org.freedesktop.Notifications`: summary "lookout", the message as
+/// the body, critical urgency for a pane that waits for the person.
+fn desktop(state: &PaneState, message: &str) -> Result<(), String> {
+    use std::collections::HashMap;
+    let bus = zbus::blocking::Connection::session().map_err(|e| format!("no session bus: {e}"))?;
+    let urgency: u8 = if state.input_required { 2 } else { 1 };
+    let mut hints: HashMap<&str, zbus::zvariant::Value<'_>> = HashMap::new();
+    hints.insert("urgency", urgency.into());
+    hints.insert("category", "im.received".into());
+    let actions: Vec<&str> = Vec::new();
+    bus.call_method(
+        Some("org.freedesktop.Notifications"),
+        "/org/freedesktop/Notifications",
+        Some("org.freedesktop.Notifications"),
+        "Notify",
+        &(
+            "lookout", 0u32, "", "lookout", message, actions, hints, -1i32,
+        ),
+    )
+    .map(drop)
+    .map_err(|e| format!("org.freedesktop.Notifications: {e}"))
 }
 
 fn webhook(url: &str, body: &Value) -> Result<(), String> {
