@@ -211,7 +211,7 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
     settings(
         dir.path(),
         &format!(
-            "{}\n[[notify]]\nsink = \"tmux\"\non = [\"blocked\"]\nmessage = \"lookout: {{pane}} is {{state}}\"\n",
+            "{}\n[[notify]]\nsink = \"tmux\"\non = [\"blocked\"]\nmessage = \"lookout: {{pane}} is {{state}}\"\n\n[[notify]]\nsink = \"bell\"\non = [\"blocked\"]\n",
             exec_to(&out, "[\"blocked\"]", "")
         ),
     );
@@ -223,7 +223,7 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
         .trim()
         .to_owned();
     // A person's terminal, attached to the session: it shows the first window.
-    let _client = Outer::start(&["tmux", "-L", &name, "attach"], 100, 30, &[]);
+    let client_terminal = Outer::start(&["tmux", "-L", &name, "attach"], 100, 30, &[]);
     wait_until(
         "the client attached",
         || !tmux.run(&["list-clients"]).trim().is_empty(),
@@ -254,6 +254,8 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
         );
         announce(&mut client, &id(pane), "t:claude");
     }
+    let bells = || client_terminal.text().matches('\x07').count();
+    let before = bells();
     report(&mut client, &id(&shown), 1, "blocked");
     report(&mut client, &id(&hidden), 1, "blocked");
     wait_until(
@@ -265,6 +267,11 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
         lines(&out).iter().all(|n| n["pane"] != json!(id(&shown))),
         "the pane in view was notified: {:?}",
         lines(&out)
+    );
+    wait_until(
+        "a BEL on the client's terminal",
+        || bells() > before,
+        || format!("{:?}", client_terminal.text()),
     );
     wait_until(
         "the tmux message on the client",
