@@ -111,6 +111,59 @@ pub struct PaneState {
     /// The CLI's release as its `--version` said (probed at the edge), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
+    /// Whether the agent process is there (SPEC §15): only `dead` (and a pane that is gone:
+    /// `unknown_pane`, "missing") may ever authorise recovery.
+    #[serde(default)]
+    pub liveness: Liveness,
+}
+
+/// Is the agent in this pane alive? Only what the process probe proves.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Liveness {
+    /// The foreground program is an agent (identified, or named by the embedder).
+    Alive,
+    /// A recognised shell alone in the foreground: the agent is gone.
+    Dead,
+    /// No process was ever reported for the pane.
+    #[default]
+    Unreadable,
+    /// Something else is in charge (a bare `node`, an unknown program).
+    Ambiguous,
+}
+
+/// The shells whose presence alone in a pane's foreground means "no agent here".
+const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "fish", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "yash", "nu",
+    "elvish", "xonsh", "pwsh",
+];
+
+/// The liveness of a pane whose kind and process are these.
+pub fn liveness(kind: &AgentKind, process: &HookedProcess) -> Liveness {
+    let shell = |name: &str| {
+        let base = name
+            .rsplit('/')
+            .next()
+            .unwrap_or(name)
+            .trim_start_matches('-');
+        SHELLS.contains(&base)
+    };
+    // An interactive shell: a shell's name with options only (`-bash`, `zsh -l`), not a script it runs.
+    let is_shell = match process.argv.split_first() {
+        Some((argv0, rest)) => shell(argv0) && rest.iter().all(|a| a.starts_with('-')),
+        None => process.comm.as_deref().is_some_and(shell),
+    };
+    match process.presence {
+        Presence::Unknown => Liveness::Unreadable,
+        // The agent exited and nothing new took over: what is left in charge is the pane's shell.
+        Presence::Exited => Liveness::Dead,
+        // Identified from the process itself (its script or executable): the agent runs.
+        Presence::Alive if kind.name.is_some() && !kind.named => Liveness::Alive,
+        // A named kind is the embedder's word, but a shell in charge is still no agent.
+        Presence::Alive if is_shell => Liveness::Dead,
+        Presence::Alive if kind.name.is_some() => Liveness::Alive,
+        Presence::Alive => Liveness::Ambiguous,
+    }
 }
 
 /// What to restore when a pane comes back under the same id (§7).
@@ -347,6 +400,7 @@ pub fn state(world: &World, id: &str) -> Result<PaneState, UnknownPane> {
             )
         }),
         version: process.version.clone(),
+        liveness: liveness(kind, process),
     })
 }
 
@@ -398,4 +452,70 @@ pub fn explain(
 pub fn screen_text(world: &World, id: &str) -> Result<String, UnknownPane> {
     let e = entity(world, id)?;
     world.get::<Screen>(e).map(Screen::text).ok_or(UnknownPane)
+}
+
+#[cfg(test)]
+mod liveness_tests {
+    use super::*;
+
+    fn process(presence: Presence, argv0: &str) -> HookedProcess {
+        HookedProcess {
+            presence,
+            argv: vec![argv0.to_owned()],
+            ..HookedProcess::default()
+        }
+    }
+
+    fn script(shell: &str, path: &str) -> HookedProcess {
+        HookedProcess {
+            presence: Presence::Alive,
+            argv: vec![shell.to_owned(), path.to_owned()],
+            ..HookedProcess::default()
+        }
+    }
+
+    fn named(name: &str) -> AgentKind {
+        AgentKind {
+            named: true,
+            ..kind(Some(name))
+        }
+    }
+
+    fn kind(name: Option<&str>) -> AgentKind {
+        AgentKind {
+            name: name.map(Arc::from),
+            ..AgentKind::default()
+        }
+    }
+
+    #[test]
+    fn only_a_proven_agent_is_alive_and_only_a_shell_is_dead() {
+        use Liveness::*;
+        let cases = [
+            (
+                kind(Some("claude")),
+                process(Presence::Alive, "claude"),
+                Alive,
+            ),
+            (kind(None), process(Presence::Alive, "-bash"), Dead),
+            (kind(None), process(Presence::Alive, "/usr/bin/zsh"), Dead),
+            (named("claude"), process(Presence::Alive, "bash"), Dead),
+            (
+                kind(Some("claude")),
+                script("bash", "/usr/local/bin/claude"),
+                Alive,
+            ),
+            (kind(None), script("bash", "./build.sh"), Ambiguous),
+            (kind(None), process(Presence::Alive, "node"), Ambiguous),
+            (
+                kind(Some("claude")),
+                process(Presence::Exited, "claude"),
+                Dead,
+            ),
+            (kind(None), HookedProcess::default(), Unreadable),
+        ];
+        for (kind, process, want) in cases {
+            assert_eq!(liveness(&kind, &process), want, "{:?}", process.argv);
+        }
+    }
 }

@@ -9,7 +9,7 @@
 
 mod support;
 
-use lookout::panes::PaneState;
+use lookout::panes::{Liveness, PaneState};
 use lookout::server::Client;
 use lookout::server::client::snapshot;
 use serde_json::{Value, json};
@@ -518,12 +518,19 @@ fn a_run_pane_follows_its_shell_and_survives_a_server_restart() {
         None,
         "a shell is no agent"
     );
+    let liveness = || home.pane("shell").map(|p| p.liveness);
+    wait_until(
+        "a shell alone is a dead agent",
+        || liveness() == Some(Liveness::Dead),
+        || format!("{:?}", home.pane("shell")),
+    );
     pty.type_line("claude");
     wait_until(
         "claude started in the shell is identified",
         || is(&home, "shell", "claude", "idle"),
         || format!("{:?}\n{}", home.pane("shell"), tail(&pty.text())),
     );
+    assert_eq!(liveness(), Some(Liveness::Alive));
     pty.type_line("b");
     wait_until(
         "blocked",
@@ -609,8 +616,9 @@ fn a_run_pane_follows_its_shell_and_survives_a_server_restart() {
     wait_until(
         "back to the shell",
         || {
-            home.pane("shell")
-                .is_some_and(|p| p.kind.is_none() && p.lifecycle.name() != "blocked")
+            home.pane("shell").is_some_and(|p| {
+                p.kind.is_none() && p.lifecycle.name() != "blocked" && p.liveness == Liveness::Dead
+            })
         },
         || format!("{:?}", home.pane("shell")),
     );

@@ -469,6 +469,7 @@ mod tests {
             unverified: false,
             rules_stale: None,
             version: None,
+            liveness: crate::panes::Liveness::default(),
         }
     }
 
