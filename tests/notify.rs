@@ -521,3 +521,41 @@ fn the_desktop_sink_notifies_over_a_real_session_bus() {
     );
     assert_eq!(urgency, 2, "a pane waiting for its person is critical");
 }
+
+#[test]
+fn serve_reload_rereads_the_settings_now() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("n.jsonl");
+    let file = dir.path().join("config/lookout/config.toml");
+    settings(dir.path(), "# nothing yet\n");
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "r");
+    // A rule written so that its file looks unchanged (same modification time): only an
+    // explicit reload picks it up.
+    let before = std::fs::metadata(&file)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    settings(dir.path(), &exec_to(&out, "[\"blocked\"]", ""));
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_modified(before))
+        .expect("keep the mtime");
+    let reload = served
+        .command(&["serve", "--reload", "--socket"])
+        .arg(&served.socket)
+        .output()
+        .expect("serve --reload");
+    assert!(
+        reload.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reload.stderr)
+    );
+    report(&mut client, "r", 1, "blocked");
+    wait_until(
+        "the reloaded rule's notification",
+        || lines(&out).len() == 1,
+        String::new,
+    );
+}

@@ -27,8 +27,9 @@ pub struct Args {
     #[arg(long, conflicts_with = "db")]
     no_db: bool,
     /// Tick period in milliseconds.
-    #[arg(long, default_value_t = 500, value_parser = clap::value_parser!(u64).range(10..=60_000))]
-    tick_ms: u64,
+    /// [default: `[server] tick_ms` of the settings file, else 500]
+    #[arg(long, value_parser = clap::value_parser!(u64).range(10..=60_000))]
+    tick_ms: Option<u64>,
     /// Extra manifest directories, loaded after the bundled and user ones.
     #[arg(long, value_name = "DIR")]
     manifests: Vec<PathBuf>,
@@ -47,8 +48,12 @@ pub struct Args {
     log: Option<PathBuf>,
     /// How long the event log keeps events: `3d`, `12h`, `30m`, `45s`; `0` keeps them forever.
     /// Old events are pruned in small steps between ticks.
-    #[arg(long, value_name = "AGE", default_value = "3d", value_parser = parse_age)]
-    retention: Duration,
+    /// [default: `[server] retention` of the settings file, else 3d]
+    #[arg(long, value_name = "AGE", value_parser = parse_age)]
+    retention: Option<Duration>,
+    /// Have the running server re-read its settings file now (as SIGHUP does).
+    #[arg(long)]
+    reload: bool,
 }
 
 /// Arguments of `lookout stop`.
@@ -90,6 +95,32 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if args.stop {
         return stop(&args.socket.unwrap_or_else(default_socket_path));
     }
+    if args.reload {
+        let socket = args.socket.unwrap_or_else(default_socket_path);
+        Client::connect(&socket)
+            .with_context(|| format!("no lookout server on {}", socket.display()))?
+            .call("server.reload", serde_json::json!({}))?;
+        println!("the server re-reads its settings");
+        return Ok(ExitCode::SUCCESS);
+    }
+    // The settings file's `[server]` options stand in for flags not given; a bad file is the
+    // server's to report (it keeps running without it).
+    let file = crate::notify::settings::default_path()
+        .and_then(|p| Some((p.display().to_string(), std::fs::read_to_string(&p).ok()?)))
+        .and_then(|(name, text)| crate::notify::settings::Settings::parse(&name, &text).ok())
+        .unwrap_or_default();
+    let retention = match (args.retention, file.retention.as_deref()) {
+        (Some(flag), _) => flag,
+        (None, Some(text)) => parse_age(text)
+            .map_err(anyhow::Error::msg)
+            .context("[server] retention")?,
+        (None, None) => Duration::from_secs(3 * 86_400),
+    };
+    let tick = args
+        .tick_ms
+        .map(Duration::from_millis)
+        .or(file.tick)
+        .unwrap_or(Duration::from_millis(500));
     if args.detached {
         // Fails only for a process group leader, which a client-spawned child is not.
         let _ = nix::unistd::setsid();
@@ -105,12 +136,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         } else {
             Some(args.db.unwrap_or_else(default_db_path))
         },
-        tick: Duration::from_millis(args.tick_ms),
+        tick,
         manifests: args.manifests,
         mirror_dir: Some(args.mirror_dir.unwrap_or_else(default_mirror_dir)),
         log: args.log,
         settings: crate::notify::settings::default_path(),
-        retention: Some(args.retention).filter(|r| !r.is_zero()),
+        retention: Some(retention).filter(|r| !r.is_zero()),
     };
     let socket = config.socket.clone();
     // Before anything else: a signal that arrives while manifests compile must still stop us cleanly.

@@ -145,6 +145,8 @@ impl Worker {
             self.refresh();
             match rx.recv_timeout(LOOK_EVERY) {
                 Ok(batch) => {
+                    // The rules as they are now, not as they were when the wait began.
+                    self.refresh();
                     let last = batch.iter().map(|(e, _)| e.seq.0).max().unwrap_or(0);
                     for (event, state) in batch {
                         if event.seq.0 > done_up_to {

@@ -14,6 +14,16 @@ use std::time::Duration;
 struct Raw {
     #[serde(default)]
     notify: Vec<RawNotify>,
+    #[serde(default)]
+    server: RawServer,
+}
+
+/// `[server]`: the options `lookout serve` also takes as flags (a flag wins).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawServer {
+    tick_ms: Option<u64>,
+    retention: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -90,6 +100,11 @@ pub struct Rule {
 pub struct Settings {
     /// The notification rules, in file order.
     pub notify: Vec<Rule>,
+    /// `[server] tick_ms`: the tick period.
+    pub tick: Option<Duration>,
+    /// `[server] retention`: how long the event log keeps events, as written (`3d`; `serve`
+    /// parses it like its `--retention`).
+    pub retention: Option<String>,
 }
 
 /// Why a settings file was refused: `file:line: key: why`.
@@ -156,7 +171,30 @@ impl Settings {
             };
             notify.push(rule(r).map_err(|(key, why)| err(key, why))?);
         }
-        Ok(Settings { notify })
+        let server_error = |key: &str, why: String| SettingsError {
+            file: file.to_owned(),
+            line: text
+                .lines()
+                .position(|l| l.trim_start().starts_with(key))
+                .map(|n| n + 1),
+            key: format!("server.{key}"),
+            why,
+        };
+        let tick = match raw.server.tick_ms {
+            Some(ms @ 10..=60_000) => Some(Duration::from_millis(ms)),
+            Some(ms) => {
+                return Err(server_error(
+                    "tick_ms",
+                    format!("{ms}: between 10 and 60000"),
+                ));
+            }
+            None => None,
+        };
+        Ok(Settings {
+            notify,
+            tick,
+            retention: raw.server.retention,
+        })
     }
 }
 

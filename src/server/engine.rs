@@ -193,6 +193,12 @@ impl Engine {
             Request::PaneClose(pane) => self.close(&pane),
             Request::PaneList => Ok(self.snapshot()),
             Request::ServerInfo => Ok(self.info()),
+            Request::ServerReload => {
+                if let Some(notifier) = &self.notifier {
+                    notifier.reload();
+                }
+                Ok(json!({}))
+            }
             Request::NotifyListen(pane) => {
                 peer.reply(&id, Ok(json!({})));
                 if let Some(notifier) = &self.notifier {

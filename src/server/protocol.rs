@@ -42,6 +42,7 @@ pub const FEATURES: &[&str] = &[
     "notify.listen",
     "server.info",
     "server.stop",
+    "server.reload",
     "source.attach",
     "source.list",
 ];
@@ -239,6 +240,8 @@ pub enum Request {
     ServerInfo,
     /// `server.stop`: a final tick, then the server exits.
     ServerStop,
+    /// `server.reload`: re-read the settings file now.
+    ServerReload,
     /// `source.attach`.
     SourceAttach(SourceAttach),
     /// `source.list`.
@@ -410,6 +413,10 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
         "server.stop" => {
             let _: Map<String, Value> = params(method, p)?;
             Request::ServerStop
+        }
+        "server.reload" => {
+            let _: Map<String, Value> = params(method, p)?;
+            Request::ServerReload
         }
         "source.attach" => Request::SourceAttach(params(method, p)?),
         "source.list" => {
