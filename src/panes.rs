@@ -356,7 +356,21 @@ pub fn process(
 /// Queues `pane.seen` (clears `unread` on the next tick).
 pub fn seen(world: &mut World, id: &str) -> Result<(), UnknownPane> {
     entity(world, id)?;
-    world.resource_mut::<SeenInbox>().0.push(Arc::from(id));
+    world
+        .resource_mut::<SeenInbox>()
+        .0
+        .push((Arc::from(id), Cause::Seen));
+    Ok(())
+}
+
+/// The person was seen at the pane, and `how` (`focus`, `input`): `unread` clears with cause
+/// `seen:<how>`.
+pub fn seen_by(world: &mut World, id: &str, how: &str) -> Result<(), UnknownPane> {
+    entity(world, id)?;
+    world
+        .resource_mut::<SeenInbox>()
+        .0
+        .push((Arc::from(id), Cause::SeenBy(Arc::from(how))));
     Ok(())
 }
 

@@ -290,12 +290,22 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
             .is_ok_and(|s| s["unread"] == true)
     };
     wait_until("done, unread", || unread(&mut client), String::new);
+    let (_, _, mut events) = served.client().subscribe().expect("subscribe");
     tmux.run(&["select-window", "-t", &hidden]);
     wait_until(
         "looking at it clears unread",
         || !unread(&mut client),
         String::new,
     );
+    let cleared = events
+        .find(|e| {
+            e.as_ref().is_ok_and(|e| {
+                e["flag"] == "unread" && e["raised"] == false && e["pane"] == json!(id(&hidden))
+            })
+        })
+        .and_then(Result::ok)
+        .expect("the unread event");
+    assert_eq!(cleared["cause"], "seen:focus", "{cleared}");
 }
 
 #[test]

@@ -14,10 +14,14 @@ pub enum Cause {
     ProcessExited,
     /// The embedder said the pane was seen.
     Seen,
+    /// The person was seen at the pane, and how (`focus`: a tmux client showed it; `input`: they
+    /// typed into it).
+    SeenBy(Arc<str>),
 }
 
 impl Cause {
-    /// Parses the wire form (`screen:<id>`, `hook:<source>`, `process:exited`, `seen`).
+    /// Parses the wire form (`screen:<id>`, `hook:<source>`, `process:exited`, `seen`,
+    /// `seen:<how>`).
     pub fn parse(text: &str) -> Option<Cause> {
         if text == "process:exited" {
             return Some(Cause::ProcessExited);
@@ -27,6 +31,7 @@ impl Cause {
         }
         let (kind, rest) = text.split_once(':')?;
         match kind {
+            "seen" => Some(Cause::SeenBy(Arc::from(rest))),
             "screen" => Some(Cause::Screen(Arc::from(rest))),
             "hook" => Some(Cause::Hook(Arc::from(rest))),
             _ => None,
@@ -41,6 +46,7 @@ impl std::fmt::Display for Cause {
             Cause::Hook(source) => write!(f, "hook:{source}"),
             Cause::ProcessExited => f.write_str("process:exited"),
             Cause::Seen => f.write_str("seen"),
+            Cause::SeenBy(how) => write!(f, "seen:{how}"),
         }
     }
 }

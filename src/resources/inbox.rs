@@ -124,9 +124,9 @@ impl ReportInbox {
     }
 }
 
-/// Panes the user has seen (`pane.seen`): their `unread` is cleared.
+/// Panes the user has seen (`pane.seen`), with the cause to clear their `unread` with.
 #[derive(Resource, Debug, Default)]
-pub struct SeenInbox(pub Vec<Arc<str>>);
+pub struct SeenInbox(pub Vec<(Arc<str>, crate::components::Cause)>);
 
 /// A report that arrived before its agent was identified.
 #[derive(Debug, Clone)]

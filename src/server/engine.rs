@@ -210,7 +210,7 @@ impl Engine {
                 if let Some(notifier) = &self.notifier {
                     notifier.typed(&pane);
                 }
-                panes::seen(&mut self.world, &pane)
+                panes::seen_by(&mut self.world, &pane, "input")
                     .map(|()| json!({}))
                     .map_err(|_| WireError::unknown_pane(&pane))
             }

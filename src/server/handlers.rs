@@ -40,9 +40,12 @@ pub fn handle(world: &mut World, request: Request) -> Result<Value, WireError> {
                 .map(|g| json!({"generation": g.0}))
                 .map_err(|_| unknown(&p.pane))
         }
-        Request::PaneSeen(pane) => panes::seen(world, &pane)
-            .map(|()| json!({}))
-            .map_err(|_| unknown(&pane)),
+        Request::PaneSeen(pane, via) => match via {
+            Some(how) => panes::seen_by(world, &pane, &how),
+            None => panes::seen(world, &pane),
+        }
+        .map(|()| json!({}))
+        .map_err(|_| unknown(&pane)),
         Request::AgentGet(pane) => panes::state(world, &pane)
             .map_err(|_| unknown(&pane))
             .and_then(|s| {

@@ -211,8 +211,8 @@ pub enum Request {
     PaneResize(String, u16, u16),
     /// `pane.process`.
     PaneProcess(PaneProcess),
-    /// `pane.seen`.
-    PaneSeen(String),
+    /// `pane.seen`: the pane, and how it was seen (`focus`…) when the sender knows.
+    PaneSeen(String, Option<String>),
     /// `pane.input`: the person typed into the pane (seen, and in view for a few seconds).
     PaneInput(String),
     /// `notify.listen`: stream the `terminal` sink's notifications for this pane's own terminal
@@ -267,6 +267,13 @@ struct Empty {}
 #[derive(Deserialize)]
 struct PaneOnly {
     pane: String,
+}
+
+#[derive(Deserialize)]
+struct Seen {
+    pane: String,
+    #[serde(default)]
+    via: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -387,7 +394,20 @@ pub fn parse_request(method: &str, p: Value) -> Result<Request, WireError> {
             Request::PaneResize(r.pane, r.rows, r.cols)
         }
         "pane.process" => Request::PaneProcess(params(method, p)?),
-        "pane.seen" => Request::PaneSeen(params::<PaneOnly>(method, p)?.pane),
+        "pane.seen" => {
+            let seen: Seen = params(method, p)?;
+            if seen
+                .via
+                .as_deref()
+                .is_some_and(|v| v.is_empty() || !v.bytes().all(|b| b.is_ascii_lowercase()))
+            {
+                return Err(WireError::new(
+                    "bad_request",
+                    "pane.seen: `via` is a lowercase word (focus, input)",
+                ));
+            }
+            Request::PaneSeen(seen.pane, seen.via)
+        }
         "pane.input" => Request::PaneInput(params::<PaneOnly>(method, p)?.pane),
         "notify.listen" => Request::NotifyListen(params::<MaybePane>(method, p)?.pane),
         "pane.list" => {

@@ -190,7 +190,8 @@ impl Watcher {
                 .ok()
                 .is_some_and(|s| s["unread"] == json!(true));
             if unread {
-                ignore_unknown(server.call("pane.seen", json!({ "pane": pane })))?;
+                let seen = json!({ "pane": pane, "via": "focus" });
+                ignore_unknown(server.call("pane.seen", seen))?;
             }
         }
         self.focused = focused;

@@ -214,13 +214,13 @@ pub fn apply_transitions(
             }
         }
     }
-    for pane in seen.0.drain(..) {
+    for (pane, cause) in seen.0.drain(..) {
         let Some(entity) = index.get(&pane) else {
             continue;
         };
         if let Ok((_, _, _, mut attention, _, _)) = panes.get_mut(entity) {
             let input = attention.input_required.clone();
-            set_flags(&mut attention, input, None, Cause::Seen);
+            set_flags(&mut attention, input, None, cause);
         }
     }
 }
