@@ -148,6 +148,28 @@ fn is(home: &Home, pane: &str, kind: &str, lifecycle: &str) -> bool {
         .is_some_and(|p| p.kind.as_deref() == Some(kind) && p.lifecycle.name() == lifecycle)
 }
 
+/// Makes a sentinel event on a pane of its own, then reads `events` up to it: none may be about
+/// `pane`. The way to prove "nothing happened" without waiting a fixed time.
+fn no_event_for(home: &Home, events: lookout::server::client::Events, pane: &str, why: &str) {
+    let mut client = home.client().expect("client");
+    let open = json!({"pane": "sentinel", "rows": 5, "cols": 20});
+    client.call("pane.open", open).expect("open");
+    let started = json!({"pane": "sentinel", "event": "started", "argv": ["claude"]});
+    client.call("pane.process", started).expect("process");
+    let session = json!({"pane": "sentinel", "source": "t:claude", "session": "s"});
+    client.call("report.session", session).expect("session");
+    let working = json!({"pane": "sentinel", "source": "t:claude", "seq": 1, "state": "working"});
+    client.call("report.state", working).expect("report");
+    for event in events {
+        let event = event.expect("event");
+        if event["pane"] == json!("sentinel") {
+            return;
+        }
+        assert_ne!(event["pane"], json!(pane), "{why}: {event}");
+    }
+    panic!("the event stream ended before the sentinel");
+}
+
 #[test]
 fn clients_started_at_once_share_one_detached_server_that_outlives_them() {
     let home = Home::new();
@@ -309,43 +331,8 @@ fn extra_boards_never_reopen_a_blocked_pane() {
             text(&board)
         );
     }
-    // A sentinel event after the boards: everything before it is what the boards caused.
-    let mut client = home.client().expect("client");
-    client
-        .call(
-            "pane.open",
-            json!({"pane": "sentinel", "rows": 5, "cols": 20}),
-        )
-        .expect("open");
-    client
-        .call(
-            "pane.process",
-            json!({"pane": "sentinel", "event": "started", "argv": ["claude"]}),
-        )
-        .expect("process");
-    client
-        .call(
-            "report.session",
-            json!({"pane": "sentinel", "source": "t:claude", "session": "s"}),
-        )
-        .expect("session");
-    client
-        .call(
-            "report.state",
-            json!({"pane": "sentinel", "source": "t:claude", "seq": 1, "state": "working"}),
-        )
-        .expect("report");
-    for event in events {
-        let event = event.expect("event");
-        if event["pane"] == json!("sentinel") {
-            break;
-        }
-        assert_ne!(
-            event["pane"],
-            json!(id),
-            "a board made the blocked pane flap: {event}"
-        );
-    }
+    // Everything before a sentinel event is what the boards caused.
+    no_event_for(&home, events, &id, "a board made the blocked pane flap");
     assert!(is(&home, &id, "claude", "blocked"));
 }
 
@@ -566,51 +553,7 @@ fn a_run_pane_follows_its_shell_and_survives_a_server_restart() {
         || is(&home, "shell", "claude", "blocked"),
         || format!("{:?}\n{}", home.panes(), home.log()),
     );
-    let mut client = home.client().expect("client");
-    client
-        .call(
-            "pane.open",
-            json!({"pane": "sentinel", "rows": 5, "cols": 20}),
-        )
-        .expect("open");
-    client
-        .call("pane.close", json!({"pane": "sentinel"}))
-        .expect("close");
-    client
-        .call(
-            "pane.open",
-            json!({"pane": "sentinel2", "rows": 5, "cols": 20}),
-        )
-        .expect("open");
-    client
-        .call(
-            "pane.process",
-            json!({"pane": "sentinel2", "event": "started", "argv": ["claude"]}),
-        )
-        .expect("process");
-    client
-        .call(
-            "report.session",
-            json!({"pane": "sentinel2", "source": "t:claude", "session": "s"}),
-        )
-        .expect("session");
-    client
-        .call(
-            "report.state",
-            json!({"pane": "sentinel2", "source": "t:claude", "seq": 1, "state": "working"}),
-        )
-        .expect("report");
-    for event in events {
-        let event = event.expect("event");
-        if event["pane"] == json!("sentinel2") {
-            break;
-        }
-        assert_ne!(
-            event["pane"],
-            json!("shell"),
-            "the restart made a transition: {event}"
-        );
-    }
+    no_event_for(&home, events, "shell", "the restart made a transition");
     // Leaving claude withdraws its state; the shell is in charge again.
     pty.type_line("q");
     wait_until(

@@ -11,8 +11,8 @@ use crate::server::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};
 pub use crate::server::peer::{EVENT_QUEUE, Peer};
 use crate::server::protocol::{MAX_LINE, Request, RequestId, WireError, parse_line};
 use crossbeam_channel::{Receiver, Sender, bounded};
-use std::io::{self, BufRead, BufReader, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::io::{self, BufRead, BufReader};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::Path;
 use std::sync::Arc;
@@ -85,35 +85,23 @@ pub fn bind(path: &Path, own_dir: bool) -> Result<(UnixListener, ServerLock), Bi
 /// The exclusive lock on `<socket>.lock`, held for the server's life; the file holds its pid.
 #[derive(Debug)]
 pub struct ServerLock {
-    _file: nix::fcntl::Flock<std::fs::File>,
+    _held: crate::server::dblock::DbLock,
 }
 
 impl ServerLock {
     /// The lock file beside `socket`.
     pub fn path(socket: &Path) -> std::path::PathBuf {
-        let mut name = socket.as_os_str().to_owned();
-        name.push(".lock");
-        name.into()
+        crate::server::dblock::lock_path(socket)
     }
 
+    /// The same owner lock the database has (`dblock`), on `<socket>.lock`.
     fn take(socket: &Path) -> Result<ServerLock, BindError> {
-        use nix::fcntl::{Flock, FlockArg};
-        let file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .open(Self::path(socket))
-            .map_err(BindError::Io)?;
-        let mut file = match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            Ok(locked) => locked,
-            Err((_, nix::errno::Errno::EWOULDBLOCK)) => return Err(BindError::Live),
-            Err((_, e)) => return Err(BindError::Io(e.into())),
-        };
-        file.set_len(0).map_err(BindError::Io)?;
-        write!(file, "{}", std::process::id()).map_err(BindError::Io)?;
-        Ok(ServerLock { _file: file })
+        use crate::server::dblock::{LockError, lock};
+        match lock(socket) {
+            Ok(held) => Ok(ServerLock { _held: held }),
+            Err(LockError::Held { .. }) => Err(BindError::Live),
+            Err(LockError::Io(_, e)) => Err(BindError::Io(e)),
+        }
     }
 
     fn stopped_path(socket: &Path) -> std::path::PathBuf {
