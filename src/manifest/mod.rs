@@ -252,11 +252,7 @@ impl Catalog {
         if let Some(kind) = comm.and_then(|c| by(basename(c))) {
             return Some(kind);
         }
-        let interpreter = INTERPRETERS
-            .iter()
-            .any(|i| exe == *i || is_versioned(exe, i));
-        if interpreter {
-            let script = argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
+        if let Some(script) = interpreted_script(argv) {
             let base = basename(script);
             let stem = base.rsplit_once('.').map_or(base, |(s, _)| s);
             return by(base).or_else(|| by(stem));
@@ -334,6 +330,22 @@ impl KindRules {
 
 fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The script an interpreter (`node`, `python3.12`, `bash`…) runs, when `argv` is one: the agent
+/// is that script, not the interpreter (identification and the version probe both read it).
+pub fn interpreted_script(argv: &[String]) -> Option<&str> {
+    let exe = basename(argv.first()?);
+    if !INTERPRETERS
+        .iter()
+        .any(|i| exe == *i || is_versioned(exe, i))
+    {
+        return None;
+    }
+    argv.iter()
+        .skip(1)
+        .map(String::as_str)
+        .find(|a| !a.starts_with('-'))
 }
 
 fn is_versioned(exe: &str, interpreter: &str) -> bool {

@@ -16,9 +16,6 @@ use std::time::{Duration, Instant};
 /// How long one `--version` may take before it is killed (and counted as unknown).
 const DEADLINE: Duration = Duration::from_secs(5);
 
-/// Interpreters whose script argument is the agent (as identification reads them).
-const INTERPRETERS: &[&str] = &["node", "nodejs", "bun", "deno", "python", "python3", "ruby"];
-
 /// The probe's state, owned by the engine.
 pub struct Versions {
     /// Path → release (`None`: the probe ran and found none). Paths being probed are absent.
@@ -116,7 +113,6 @@ fn version_event(generation: Generation, version: &str) -> ProcessEvent {
 /// process's executable (`/proc/<pid>/exe`), else argv[0] when it is a path.
 fn executable(process: &HookedProcess) -> Option<PathBuf> {
     let argv0 = process.argv.first()?;
-    let base = Path::new(argv0).file_name()?.to_str()?;
     let cwd = process
         .pid
         .and_then(|p| std::fs::read_link(format!("/proc/{p}/cwd")).ok());
@@ -128,14 +124,8 @@ fn executable(process: &HookedProcess) -> Option<PathBuf> {
             _ => None,
         }
     };
-    let interpreter = INTERPRETERS.iter().any(|i| {
-        base == *i
-            || base
-                .strip_prefix(i)
-                .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-    });
-    if interpreter {
-        let script = process.argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
+    // `bash …/claude` must be asked as `…/claude --version`, not `bash --version`.
+    if let Some(script) = crate::manifest::interpreted_script(&process.argv) {
         return absolute(script);
     }
     process
@@ -218,6 +208,16 @@ mod tests {
             ..HookedProcess::default()
         };
         assert_eq!(executable(&p), Some(PathBuf::from("/opt/a/bin/codex.js")));
+        // A shell-script agent (seen: `claude 5.2.15 is newer than every recorded release`, the
+        // version of bash): the script is asked, not the shell.
+        let script = HookedProcess {
+            argv: vec!["/bin/bash".into(), "/opt/a/bin/claude".into()],
+            ..HookedProcess::default()
+        };
+        assert_eq!(
+            executable(&script),
+            Some(PathBuf::from("/opt/a/bin/claude"))
+        );
         let native = HookedProcess {
             argv: vec!["/opt/a/bin/claude".into()],
             ..HookedProcess::default()
