@@ -167,6 +167,7 @@ mod tests {
             rules_stale: None,
             version: None,
             liveness: crate::panes::Liveness::default(),
+            composer: Default::default(),
         }
     }
 
