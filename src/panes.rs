@@ -436,6 +436,12 @@ pub fn states(world: &World) -> Vec<PaneState> {
         .collect()
 }
 
+/// Whether the pane's agent holds input typed while it works, to send next (its manifest's
+/// `[composer] queues`): `pane.send` reads pending text on a working pane as queued only then.
+pub fn queues_input(_world: &World, _id: &str) -> bool {
+    false
+}
+
 /// `agent.explain`: the pane's rules evaluated on its screen now, plus hook status and policy.
 pub fn explain(
     world: &World,

@@ -16,6 +16,7 @@ use crate::server::mirror::{self, Ingested};
 use crate::server::protocol::params;
 use crate::server::protocol::results::{Ack, Applied, Opened, ServerInfo, Snapshot, Storage};
 use crate::server::protocol::{Request, RequestId, WireError, event_line};
+use crate::server::send::Sends;
 use crate::server::sources::{Sources, record_instance, same_instance};
 use crate::server::store::Store;
 use crate::server::subscribe::Waiters;
@@ -78,6 +79,8 @@ pub struct Engine {
     prune_due: Instant,
     /// The identified agents' releases (`--version`, probed off this thread).
     versions: super::versions::Versions,
+    /// `pane.send`s in flight, and the sources that type into panes.
+    sends: Sends,
 }
 
 /// How long an early tick waits to batch reports that arrive together.
@@ -112,6 +115,7 @@ impl Engine {
             retention,
             prune_due: Instant::now(),
             versions: super::versions::Versions::default(),
+            sends: Sends::default(),
         }
     }
 
@@ -144,6 +148,7 @@ impl Engine {
                 .next_deadline()
                 .into_iter()
                 .chain(self.report_due)
+                .chain(self.sends.next_deadline())
                 .min()
                 .map(|d| d.saturating_duration_since(Instant::now()));
             select! {
@@ -165,6 +170,7 @@ impl Engine {
                         self.tick();
                     }
                     self.waiters.expire(Instant::now());
+                    self.step_sends();
                 }
             }
         }
@@ -192,6 +198,23 @@ impl Engine {
                 encode(handlers::seen(world, &p.pane, Some("input")))
             }
             R::PaneList(_) => encode(Ok(self.snapshot())),
+            R::PaneSend(p) => {
+                let state = panes::state(world, &p.pane).ok();
+                let queues = panes::queues_input(world, &p.pane);
+                self.sends.start(id, peer, p, state, queues);
+                return;
+            }
+            R::PaneDrive(p) => {
+                self.sends.drive(p.pane, peer.clone());
+                encode(Ok(Ack {}))
+            }
+            R::PaneTyped(t) => {
+                let world = &self.world;
+                self.sends
+                    .typed(t.ticket, t.error, |p| panes::state(world, p).ok());
+                self.step_sends();
+                encode(Ok(Ack {}))
+            }
             R::ReportSession(r) => return self.report(id, Some(peer), r.into()),
             R::ReportState(r) => return self.report(id, Some(peer), r.into()),
             R::ReportTurnEnd(r) => return self.report(id, Some(peer), r.into()),
@@ -341,6 +364,7 @@ impl Engine {
             eprintln!("lookout: {e}");
         }
         self.waiters.pane_closed(pane);
+        self.sends.pane_closed(pane);
         Ok(Ack {})
     }
 
@@ -389,6 +413,15 @@ impl Engine {
             notifier.send(notified);
         }
         self.waiters.expire(Instant::now());
+        self.sends.events(&events);
+        self.step_sends();
+    }
+
+    /// Moves every `pane.send` on (Enter when due, verdicts when proven).
+    fn step_sends(&mut self) {
+        let world = &self.world;
+        self.sends
+            .step(Instant::now(), |p| panes::state(world, p).ok());
     }
 
     fn answer(&mut self, ticket: Ticket, answer: Answer, stored: bool) {
