@@ -264,6 +264,7 @@ pub fn open_pane(
                 HookEvidence::default(),
                 ScreenVerdict::default(),
                 Wake::default(),
+                RowsSeen::default(),
                 Glimpse::default(),
                 Drift::default(),
             ),
@@ -450,10 +451,10 @@ pub fn explain(
     ) {
         (Some(rules), Some(screen), Some(title), Some(progress)) => {
             Some(rules.explain(&crate::rules::Look {
-                screen: screen.screen(),
+                screen: screen.grid(),
                 title: &title.0,
                 progress: &progress.0,
-                changed_at: screen.changed_at,
+                changed_at: get.get::<RowsSeen>().and_then(|s| s.changed_at),
                 now: clock.now,
             }))
         }
