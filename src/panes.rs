@@ -321,6 +321,13 @@ pub fn feed_at(
     Ok(())
 }
 
+/// When the embedder should run the next tick for the output queued so far ([`OUTPUT_BATCH`]
+/// after the first chunk queued with [`feed_at`] since the last tick; `None`: no such output).
+/// Ticking then, besides the periodic tick, is what makes detection follow the screen (issue 12).
+pub fn output_due(world: &World) -> Option<std::time::Instant> {
+    world.resource::<OutputInbox>().due()
+}
+
 /// Queues a resize for the next tick; the new screen must be within bounds and fit.
 pub fn resize(world: &mut World, id: &str, rows: u16, cols: u16) -> Result<(), ResizeError> {
     entity(world, id).map_err(|_| ResizeError::Unknown)?;
