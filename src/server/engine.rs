@@ -66,7 +66,8 @@ pub struct Engine {
     /// Where lifecycle events go to be notified (SPEC §14).
     notifier: Option<crate::notify::Notifier>,
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
-    /// blocks its agent until it is answered.
+    /// blocks its agent until it is answered. (Output asks for its early tick through
+    /// `panes::output_due`.)
     report_due: Option<Instant>,
     /// Events numbered by ticks whose transaction did not commit, oldest first: held back from
     /// subscribers and waiters, and written again by every tick until the store commits.
@@ -143,11 +144,21 @@ impl Engine {
         let ticker = crossbeam_channel::tick(tick);
         let versions = self.versions.done.clone();
         loop {
+            // An early tick is due: a report waits for its answer, or output waits to be read.
+            let early = self
+                .report_due
+                .into_iter()
+                .chain(panes::output_due(&self.world))
+                .min();
+            if early.is_some_and(|due| due <= Instant::now()) {
+                self.tick();
+                continue;
+            }
             let wake = self
                 .waiters
                 .next_deadline()
                 .into_iter()
-                .chain(self.report_due)
+                .chain(early)
                 .chain(self.sends.next_deadline())
                 .min()
                 .map(|d| d.saturating_duration_since(Instant::now()));
@@ -166,9 +177,6 @@ impl Engine {
                 }
                 recv(shutdown) -> _ => break,
                 default(wake.unwrap_or(tick)) => {
-                    if self.report_due.is_some_and(|due| due <= Instant::now()) {
-                        self.tick();
-                    }
                     self.waiters.expire(Instant::now());
                     self.step_sends();
                 }
