@@ -2,6 +2,7 @@
 //! pane once, then Enter until the agent took it (`pane.send`, SPEC §15), and say how it ended.
 //! A thin client of the socket; the exit code is the verdict's.
 
+use crate::pty::tmux::Socket;
 use crate::server::protocol::params::PaneSend;
 use crate::server::protocol::results::Verdict;
 use std::path::PathBuf;
@@ -11,7 +12,8 @@ use std::time::Duration;
 /// Arguments of `lookout send`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The pane (as `lookout status` names it).
+    /// The pane, as `lookout status` names it (a bare tmux id like `%3` means that pane of the tmux
+    /// server this shell runs in).
     pane: String,
     /// The text, delivered byte for byte (a `/command` gets a pause before Enter).
     text: String,
@@ -47,8 +49,12 @@ pub fn exit_code(verdict: Verdict) -> u8 {
 /// Sends and prints the verdict.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(args.socket)?;
+    let pane = match std::env::var("TMUX").ok().and_then(|t| Socket::from_env(&t)) {
+        Some(socket) if args.pane.starts_with('%') => socket.pane_id(&args.pane),
+        _ => args.pane,
+    };
     let send = PaneSend {
-        pane: args.pane,
+        pane,
         text: args.text,
         submit: !args.no_submit,
         force: args.force,
