@@ -102,3 +102,29 @@ fn every_fixture_sits_under_its_kind_and_version() {
         "fixtures must be tests/fixtures/<kind>/<version>/<case>.cast: {bad:?}"
     );
 }
+
+/// A dialog (`blocked`) or a screen that is neither working nor blocked (`other`: sign-in walls,
+/// first-run screens) never shows an empty composer: typing into it would answer the dialog.
+#[test]
+fn no_dialog_or_wall_reads_as_an_empty_composer() {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let catalog = Arc::new(catalog);
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for (fixture, cast) in fixtures() {
+        let result = replay::replay(&cast, catalog.clone(), &fixture.kind);
+        for m in &result.markers {
+            let word = m.expected.split(' ').next().unwrap_or("");
+            if !matches!(word, "blocked" | "other") {
+                continue;
+            }
+            checked += 1;
+            if m.composer.state == lookout::components::ComposerState::Empty {
+                wrong.push(format!("{} @{:.3}s ({word})", fixture.path.display(), m.at));
+            }
+        }
+    }
+    assert!(checked > 0, "no blocked or other markers");
+    assert!(wrong.is_empty(), "empty composer on a dialog: {wrong:?}");
+}

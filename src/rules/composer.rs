@@ -200,36 +200,52 @@ fn find(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16, col: Option<u16>) ->
 /// The typed text of the found rows: ghost cells and ignored rows left out, the common indent
 /// removed, blank rows at either end dropped.
 fn content(grid: &mut Grid<'_>, spec: &ComposerSpec, found: Found) -> ComposerView {
-    let mut lines: Vec<String> = Vec::new();
+    let last_col = grid.screen.size().1.saturating_sub(1);
+    // Each row's text, and whether it runs to the screen's last column (a hard wrap: the next
+    // row continues the same word, with no newline typed between).
+    let mut lines: Vec<(String, bool)> = Vec::new();
     for (r, from, to) in found.rows {
         let raw = grid.raw(r, from);
         if spec.ignore.iter().any(|re| re.is_match(raw.trim())) {
             continue;
         }
-        let line: String = grid
-            .row(r)
+        let cells = grid.row(r);
+        let full = to > last_col
+            && cells
+                .last()
+                .is_some_and(|c| c.col == last_col && !c.blank());
+        let line: String = cells
             .iter()
             .filter(|c| c.col >= from && c.col < to)
             .map(|c| if c.ghost { " " } else { c.text.as_str() })
             .collect();
-        lines.push(line.trim_end().to_owned());
+        lines.push((line.trim_end().to_owned(), full));
     }
     let indent = lines
         .iter()
-        .filter(|l| !l.is_empty())
-        .map(|l| l.len() - l.trim_start().len())
+        .filter(|(l, _)| !l.is_empty())
+        .map(|(l, _)| l.len() - l.trim_start().len())
         .min()
         .unwrap_or(0);
-    let lines: Vec<&str> = lines
-        .iter()
-        .map(|l| l.get(indent..).unwrap_or(""))
-        .collect();
-    let text = lines.join("\n");
+    let mut text = String::new();
+    let mut joined = true;
+    for (line, full) in &lines {
+        if !joined {
+            text.push('\n');
+        }
+        // A continued row keeps its cells as they are; a new row loses the common indent.
+        text.push_str(if joined && !text.is_empty() {
+            line
+        } else {
+            line.get(indent..).unwrap_or("")
+        });
+        joined = *full;
+    }
     let text = text.trim_matches('\n');
     if text.trim().is_empty() {
         ComposerView::EMPTY
     } else {
-        ComposerView::pending(text)
+        ComposerView::pending(text.trim())
     }
 }
 
@@ -555,5 +571,17 @@ mod tests {
         s.parser.process(b"\x1b[?25l");
         assert_eq!(read(&s, &spec(&cursorless)), ComposerView::pending("draft"));
         assert_eq!(read(&s, &spec(RULES)).state, Unknown);
+    }
+
+    #[test]
+    fn a_row_run_to_the_last_column_continues_without_a_newline() {
+        // 40 columns: the first input row fills them, the word goes on in the next row.
+        let full = format!("❯ {}", "abcdefghij".repeat(4).get(..38).unwrap_or(""));
+        let rows = ["x", RULE, full.as_str(), "  klm", RULE];
+        let got = read_at(RULES, &rows, (3, 5));
+        assert_eq!(
+            got,
+            ComposerView::pending(format!("{}klm", &full["❯ ".len()..]))
+        );
     }
 }
