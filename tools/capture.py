@@ -1038,7 +1038,9 @@ SIZES = {"small": (80, 24), "narrow": (60, 20)}
 #   noanim    (codex) tui.animations = false: a slow answer       i, w, w, i
 #   composer  the input box: empty, a wrapped draft, sent, a draft typed while working, after the
 #             turn, a multi-line draft (where the CLI has a newline key)   i, i, w, w, i[, i]
-EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "composer"]
+#   ghost     after a short turn (a suggestion may show): empty; the last prompt's first letters
+#             typed (an autosuggestion may show the rest): pending "ple"          i, i
+EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "composer", "ghost"]
 
 
 # ---------------------------------------------------------------- scenarios
@@ -1316,6 +1318,21 @@ def sc_composer(a, p):
             log("  newline keys %s did not start a row: no multi-line marker" % (a.newline,))
 
 
+def sc_ghost(a, p):
+    """Ghost text is not input (SPEC §15): after a short turn the box may show a suggestion (a
+    follow-up, the last prompt) — still empty; typing the start of the last prompt may show the
+    rest as an autosuggestion — only the typed letters are pending."""
+    p.type("please answer briefly", enter=False)
+    time.sleep(1.0)  # codex takes an Enter hard on the heels of typing as part of a paste
+    p.keys(a.submit)
+    p.wait(a.answer, 30, what="answer")
+    a.is_idle(p)
+    p.mark("i", "empty")
+    p.type("ple", enter=False)
+    time.sleep(a.settle)
+    p.mark("i", "pending:ple")
+
+
 def sc_queued(a, p):
     """A follow-up typed and sent while the agent works: still working, then the follow-up runs."""
     p.type("please give me a slow answer", enter_key=a.submit)
@@ -1401,7 +1418,7 @@ def sc_noanim(a, p):
     sc_slow(a, p)
 
 
-SCENARIOS = {"composer": sc_composer, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
+SCENARIOS = {"composer": sc_composer, "ghost": sc_ghost, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
              "queued": sc_queued, "error": sc_error, "longtool": sc_longtool, "notitle": sc_notitle,
              "plan": sc_plan, "noanim": sc_noanim, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
