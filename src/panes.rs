@@ -446,8 +446,18 @@ pub fn states(world: &World) -> Vec<PaneState> {
 
 /// Whether the pane's agent holds input typed while it works, to send next (its manifest's
 /// `[composer] queues`): `pane.send` reads pending text on a working pane as queued only then.
-pub fn queues_input(_world: &World, _id: &str) -> bool {
-    false
+pub fn queues_input(world: &World, id: &str) -> bool {
+    let Ok(e) = entity(world, id) else {
+        return false;
+    };
+    let catalog = &world.resource::<Manifests>().0;
+    world
+        .entity(e)
+        .get::<AgentKind>()
+        .and_then(|k| k.id)
+        .and_then(|id| catalog.kind(id))
+        .and_then(|k| k.composer.as_ref())
+        .is_some_and(|c| c.queues)
 }
 
 /// `agent.explain`: the pane's rules evaluated on its screen now, plus hook status and policy.

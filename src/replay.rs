@@ -4,7 +4,7 @@
 //! expected state against the pane's lifecycle. Pure given the recording: no I/O, recording
 //! time drives the `Clock`.
 
-use crate::components::LifecycleState;
+use crate::components::{ComposerState, ComposerView, LifecycleState};
 use crate::components::{MAX_COLS, MAX_ROWS};
 use crate::event::Change;
 use crate::manifest::Catalog;
@@ -35,10 +35,14 @@ pub struct Step {
 pub struct MarkerCheck {
     /// Recording time, seconds.
     pub at: f64,
-    /// The marker's label: working, blocked, idle (idle or done), done, other.
+    /// The marker's label: working, blocked, idle (idle or done), done, other; optionally
+    /// followed by the composer it shows (`idle composer=pending:fix the tests`, see
+    /// [`composer_accepts`]).
     pub expected: String,
     /// The lifecycle at the marker.
     pub detected: LifecycleState,
+    /// The composer at the marker.
+    pub composer: ComposerView,
     /// The cause of that lifecycle.
     pub cause: Option<String>,
     /// Whether they agree.
@@ -77,6 +81,55 @@ pub fn marker_accepts(label: &str, state: LifecycleState) -> bool {
         "other" => matches!(state, Idle | Done),
         _ => false,
     }
+}
+
+/// Whether a marker label accepts a lifecycle and a composer. The label is a lifecycle word
+/// ([`marker_accepts`]), optionally `title-only`, then optionally `composer=empty`, `composer=unknown`, `composer=pending`
+/// or `composer=pending:TEXT` — the draft, compared with all whitespace removed (a wrapped row
+/// and a typed newline read alike).
+///
+/// `title-only` after the lifecycle word says the lifecycle is shown by the window title alone at
+/// that moment (the screen has no sign of it): a replay with titles off checks only the composer.
+pub fn label_accepts(label: &str, state: LifecycleState, composer: &ComposerView) -> bool {
+    let lifecycle = label.split(' ').next().unwrap_or(label);
+    marker_accepts(lifecycle, state) && composer_part_accepts(label, composer)
+}
+
+/// Whether the label's composer part, if it has one, describes `composer`.
+pub fn composer_part_accepts(label: &str, composer: &ComposerView) -> bool {
+    let rest = label.split_once(' ').map_or("", |(_, rest)| rest).trim();
+    let rest = rest.strip_prefix("title-only").unwrap_or(rest).trim();
+    rest.is_empty() || composer_accepts(rest, composer)
+}
+
+/// Whether the label says its lifecycle is shown by the title alone (see [`label_accepts`]).
+pub fn title_only(label: &str) -> bool {
+    label.split(' ').nth(1) == Some("title-only")
+}
+
+/// Whether `composer=…` (see [`label_accepts`]) describes `composer`.
+pub fn composer_accepts(expect: &str, composer: &ComposerView) -> bool {
+    let Some(expect) = expect.strip_prefix("composer=") else {
+        return false;
+    };
+    let (state, text) = match expect.split_once(':') {
+        Some((state, text)) => (state, Some(text)),
+        None => (expect, None),
+    };
+    let squeeze = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let state_ok = match state {
+        "empty" => composer.state == ComposerState::Empty,
+        "pending" => composer.state == ComposerState::Pending,
+        "unknown" => composer.state == ComposerState::Unknown,
+        _ => false,
+    };
+    state_ok
+        && text.is_none_or(|t| {
+            composer
+                .text
+                .as_deref()
+                .is_some_and(|got| squeeze(got) == squeeze(t))
+        })
 }
 
 /// Plays `cast` through a fresh world with `catalog`, as a pane of `kind`.
@@ -142,13 +195,19 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             EventKind::Input(_) => {}
             EventKind::Marker(label) => {
                 tick(&mut world, event.time, &mut out);
-                let label = label.trim().to_ascii_lowercase();
+                // The lifecycle word is case-blind; a composer's expected text is kept as typed.
+                let label = label.trim();
+                let label = match label.split_once(' ') {
+                    Some((word, rest)) => format!("{} {}", word.to_ascii_lowercase(), rest.trim()),
+                    None => label.to_ascii_lowercase(),
+                };
                 if let Ok(state) = crate::panes::state(&world, PANE) {
                     out.markers.push(MarkerCheck {
                         at: event.time.as_secs_f64(),
-                        ok: marker_accepts(&label, state.lifecycle),
+                        ok: label_accepts(&label, state.lifecycle, &state.composer),
                         expected: label,
                         detected: state.lifecycle,
+                        composer: state.composer,
                         cause: state.cause,
                         screen: crate::panes::screen_text(&world, PANE).unwrap_or_default(),
                     });

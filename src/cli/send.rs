@@ -49,7 +49,10 @@ pub fn exit_code(verdict: Verdict) -> u8 {
 /// Sends and prints the verdict.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(args.socket)?;
-    let pane = match std::env::var("TMUX").ok().and_then(|t| Socket::from_env(&t)) {
+    let pane = match std::env::var("TMUX")
+        .ok()
+        .and_then(|t| Socket::from_env(&t))
+    {
         Some(socket) if args.pane.starts_with('%') => socket.pane_id(&args.pane),
         _ => args.pane,
     };

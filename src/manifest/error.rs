@@ -37,6 +37,14 @@ pub enum ManifestErrorKind {
     Empty,
     /// The file could not be read.
     Io(String),
+    /// A `[composer] shape` other than box/rules/glyph/bar.
+    UnknownShape(String),
+    /// `[composer] shape = "glyph"` without a `glyph`.
+    NeedsGlyph,
+    /// A `[composer]` key the shape does not use.
+    NotForShape,
+    /// `[composer] max_rows` outside 1..=50.
+    MaxRowsOutOfRange(i64),
 }
 
 /// One rejected manifest (or one of the reasons it was rejected).
@@ -119,6 +127,16 @@ impl fmt::Display for ManifestErrorKind {
             DuplicateId => write!(f, "duplicate rule id"),
             Empty => write!(f, "must not be empty"),
             Io(m) => write!(f, "cannot read: {m}"),
+            UnknownShape(s) => write!(
+                f,
+                "unknown composer shape `{s}`; expected box, rules, glyph or bar"
+            ),
+            NeedsGlyph => write!(
+                f,
+                "shape `glyph` needs at least one glyph pattern (the prompt that leads the input row)"
+            ),
+            NotForShape => write!(f, "only applies when `shape` includes `bar`"),
+            MaxRowsOutOfRange(n) => write!(f, "max_rows = {n} is outside 1..=50"),
         }
     }
 }

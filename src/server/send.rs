@@ -29,11 +29,16 @@ const WATCH: Duration = Duration::from_millis(1200);
 const SETTLE: Duration = Duration::from_millis(150);
 /// The pause before Enter for `/command` and `$skill` input, whose completion popup opens first.
 const SETTLE_POPUP: Duration = Duration::from_millis(700);
+/// How long a send waits for the pane's source to drive it.
+const DRIVER_WAIT: Duration = Duration::from_secs(2);
 /// How long a `submit: false` send waits for the composer to show the text.
 const SHOW: Duration = Duration::from_millis(800);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
+    /// No source drives the pane yet (one that just opened it is still connecting its driver):
+    /// refused `no_driver` at this instant.
+    Driverless(Instant),
     /// The text's keys line is out; waiting for `pane.typed`.
     Typing(u64),
     /// Typed; Enter is due at this instant.
@@ -70,7 +75,12 @@ pub struct Sends {
 impl Sends {
     /// `peer` types into `pane` from now on.
     pub fn drive(&mut self, pane: String, peer: Peer) {
-        self.drivers.insert(pane, peer);
+        self.drivers.insert(pane.clone(), peer);
+        for i in 0..self.active.len() {
+            if self.active[i].request.pane == pane {
+                self.begin(i);
+            }
+        }
     }
 
     /// Starts a send; `state` is the pane's state now (`None`: no such pane), `queues` whether its
@@ -83,9 +93,7 @@ impl Sends {
         state: Option<PaneState>,
         queues: bool,
     ) {
-        self.drivers.retain(|_, p| !p.is_dropped());
-        let driven = self.drivers.contains_key(&request.pane);
-        let state = match (refusal(&request, state.as_ref(), driven), state) {
+        let state = match (refusal(&request, state.as_ref()), state) {
             (None, Some(state)) => state,
             (reason, state) => {
                 let reason = reason.unwrap_or_default();
@@ -93,36 +101,45 @@ impl Sends {
                 return;
             }
         };
-        let deadline = Instant::now() + Duration::from_millis(request.timeout_ms());
-        let mut sending = Sending {
+        let now = Instant::now();
+        let deadline = now + Duration::from_millis(request.timeout_ms());
+        let sending = Sending {
             id,
             peer,
             deadline,
             baseline: state.lifecycle,
-            phase: Phase::Settling(Instant::now()),
+            phase: Phase::Driverless(deadline.min(now + DRIVER_WAIT)),
             enters: 0,
             moved: false,
             queues,
             request,
         };
-        if !sending.request.text.is_empty() {
+        self.active.push(sending);
+        self.begin(self.active.len() - 1);
+    }
+
+    /// Types the text of send `i` (or goes straight to Enter for none) once its pane has a driver.
+    fn begin(&mut self, i: usize) {
+        self.drivers.retain(|_, p| !p.is_dropped());
+        let s = &self.active[i];
+        if !matches!(s.phase, Phase::Driverless(_)) || !self.drivers.contains_key(&s.request.pane) {
+            return;
+        }
+        let phase = if s.request.text.is_empty() {
+            Some(Phase::Settling(Instant::now()))
+        } else {
             let keys = Keys {
-                pane: sending.request.pane.clone(),
+                pane: s.request.pane.clone(),
                 ticket: 0,
-                text: sending.request.text.as_bytes().to_vec(),
+                text: s.request.text.as_bytes().to_vec(),
                 enter: false,
             };
-            match self.push(keys) {
-                Some(ticket) => sending.phase = Phase::Typing(ticket),
-                None => {
-                    let reason = "no_driver: the pane's source went away";
-                    let refused = sent(Verdict::Refused, reason, 0, Some(state));
-                    sending.peer.reply(&sending.id, Ok(refused));
-                    return;
-                }
-            }
+            self.push(keys).map(Phase::Typing)
+        };
+        // A driver that went away leaves the send waiting for another, until its time is up.
+        if let Some(phase) = phase {
+            self.active[i].phase = phase;
         }
-        self.active.push(sending);
     }
 
     /// Sends a keys line to the pane's driver; its ticket, or `None` when the driver is gone.
@@ -197,7 +214,9 @@ impl Sends {
         self.active
             .iter()
             .map(|s| match s.phase {
-                Phase::Settling(at) | Phase::Watching(at) => at.min(s.deadline),
+                Phase::Driverless(at) | Phase::Settling(at) | Phase::Watching(at) => {
+                    at.min(s.deadline)
+                }
                 Phase::Typing(_) | Phase::Entering(_) => s.deadline,
             })
             .min()
@@ -233,6 +252,13 @@ impl Sends {
             ));
         };
         let s = &self.active[i];
+        if let Phase::Driverless(until) = s.phase {
+            return (until <= now).then(|| {
+                let why =
+                    "no_driver: nothing can type into this pane (its source does not drive it)";
+                (Verdict::Refused, why.to_owned())
+            });
+        }
         let composer = state.composer.state;
         // A composer wraps, indents and may scroll a long draft: ours when either holds the other.
         let pending_ours = composer == ComposerState::Pending
@@ -328,7 +354,7 @@ impl Sends {
 
 /// Why nothing may be typed into the pane, if anything forbids it (`force` overrides only a
 /// blocked pane and a composer not proven empty).
-fn refusal(request: &PaneSend, state: Option<&PaneState>, driven: bool) -> Option<String> {
+fn refusal(request: &PaneSend, state: Option<&PaneState>) -> Option<String> {
     let Some(state) = state else {
         return Some(format!("missing: no pane `{}`", request.pane));
     };
@@ -342,8 +368,6 @@ fn refusal(request: &PaneSend, state: Option<&PaneState>, driven: bool) -> Optio
             _ => "composer_unknown: no empty input box is proven on the screen",
         };
         Some(format!("{what}; --force types anyway"))
-    } else if !driven {
-        Some("no_driver: nothing can type into this pane (its source does not drive it)".to_owned())
     } else {
         None
     }

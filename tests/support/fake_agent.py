@@ -7,7 +7,8 @@ raw, keeps the draft as typed (bracketed paste included: it asks for it), and on
 non-empty draft: `✻ Thinking… (esc to interrupt)` for FAKE_WORK_MS (default 1500), then
 `● Done: <draft>`. Typed while it works, a draft waits in the composer; Enter then queues it (shown
 above the composer, run after the turn). FAKE_SWALLOW=1 makes Enter do nothing (a swallowed
-submit). Ctrl-D on an empty draft quits.
+submit); FAKE_HOLD=1 makes Enter while it works keep the draft in the composer, sent when the
+turn ends (an agent that queues in its input box). Ctrl-D on an empty draft quits.
 """
 import os
 import select
@@ -19,6 +20,7 @@ import tty
 RULE = "─" * 40
 WORK = float(os.environ.get("FAKE_WORK_MS", "1500")) / 1000.0
 SWALLOW = os.environ.get("FAKE_SWALLOW") == "1"
+HOLD = os.environ.get("FAKE_HOLD") == "1"
 
 out = sys.stdout
 
@@ -66,6 +68,9 @@ def main():
             if done_at is not None and time.monotonic() >= done_at:
                 state["working"] = False
                 done_at = None
+                if state.pop("held", False):
+                    state["queue"].append(state["draft"].decode("utf-8", "replace"))
+                    state["draft"] = b""
                 if state["queue"]:
                     state["answer"] = ""
                     state["current"] = state["queue"].pop(0)
@@ -101,6 +106,8 @@ def main():
                     typed = state["draft"].decode("utf-8", "replace")
                     if SWALLOW or not typed:
                         pass
+                    elif state["working"] and HOLD:
+                        state["held"] = True
                     elif state["working"]:
                         state["queue"].append(typed)
                         state["draft"] = b""
