@@ -215,6 +215,32 @@ pub fn open_pane(
     kind: Option<&str>,
     restore: Option<Restore>,
 ) -> Result<Entity, OpenError> {
+    spawn_pane(world, id, rows, cols, kind, restore, Screen::new)
+}
+
+/// Opens a pane whose screen the embedder keeps itself and hands over as rows
+/// ([`feed_rows`]) instead of bytes: no second terminal, no vt100 grid (issue 12). Otherwise as
+/// [`open_pane`].
+pub fn open_rows_pane(
+    world: &mut World,
+    id: &str,
+    rows: u16,
+    cols: u16,
+    kind: Option<&str>,
+    restore: Option<Restore>,
+) -> Result<Entity, OpenError> {
+    spawn_pane(world, id, rows, cols, kind, restore, Screen::rows)
+}
+
+fn spawn_pane(
+    world: &mut World,
+    id: &str,
+    rows: u16,
+    cols: u16,
+    kind: Option<&str>,
+    restore: Option<Restore>,
+    screen: fn(u16, u16) -> Screen,
+) -> Result<Entity, OpenError> {
     if world.resource::<PaneIndex>().get(id).is_some() {
         return Err(OpenError::Exists);
     }
@@ -254,7 +280,7 @@ pub fn open_pane(
         .spawn((
             (
                 pane.clone(),
-                Screen::new(rows, cols),
+                screen(rows, cols),
                 Title::default(),
                 Progress::default(),
                 agent,
@@ -318,6 +344,22 @@ pub fn feed_at(
     world
         .resource_mut::<OutputInbox>()
         .bytes(id, bytes, Some(at));
+    Ok(())
+}
+
+/// Queues the rows of a pane opened with [`open_rows_pane`] that changed at `at` (the embedder's
+/// clock, as for [`feed_at`]), with the cursor, the alternate-screen flag and any new title or
+/// progress. A pane fed with bytes ignores rows, and one fed with rows ignores bytes.
+pub fn feed_rows(
+    world: &mut World,
+    id: &str,
+    update: RowsUpdate,
+    at: std::time::Instant,
+) -> Result<(), UnknownPane> {
+    entity(world, id)?;
+    world
+        .resource_mut::<OutputInbox>()
+        .rows(id, update, Some(at));
     Ok(())
 }
 

@@ -8,7 +8,17 @@
 
 use crate::manifest::Region;
 
-/// A screen the matcher can read: its size, rows as text, the cursor, the alternate-screen flag.
+/// What a reader of the input box (composer detection) needs of one cell besides its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellAttrs {
+    /// Dim/faint (SGR 2): placeholder text.
+    pub dim: bool,
+    /// Foreground colour (indexed or truecolor).
+    pub fg: vt100::Color,
+}
+
+/// A screen the matcher can read: its size, rows as text, the cursor, the alternate-screen flag,
+/// and each cell's text and attributes.
 pub trait Grid {
     /// (rows, columns).
     fn size(&self) -> (u16, u16);
@@ -19,6 +29,9 @@ pub trait Grid {
     fn cursor(&self) -> (u16, u16);
     /// Whether the alternate screen is in use.
     fn alternate_screen(&self) -> bool;
+    /// The cell at (`row`, `col`): its text appended to `text` (nothing for a blank cell or the
+    /// second half of a wide glyph), its attributes returned; `None` past the screen.
+    fn cell(&self, row: u16, col: u16, text: &mut String) -> Option<CellAttrs>;
 }
 
 impl Grid for vt100::Screen {
@@ -68,6 +81,15 @@ impl Grid for vt100::Screen {
 
     fn alternate_screen(&self) -> bool {
         vt100::Screen::alternate_screen(self)
+    }
+
+    fn cell(&self, row: u16, col: u16, text: &mut String) -> Option<CellAttrs> {
+        let cell = vt100::Screen::cell(self, row, col)?;
+        text.push_str(cell.contents());
+        Some(CellAttrs {
+            dim: cell.dim(),
+            fg: cell.fgcolor(),
+        })
     }
 }
 
