@@ -79,8 +79,32 @@ pub fn marker_accepts(label: &str, state: LifecycleState) -> bool {
     }
 }
 
-/// Plays `cast` through a fresh world with `catalog`, as a pane of `kind`.
+/// When a replay ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// The periodic tick.
+    pub tick: Duration,
+    /// Whether output also asks for a tick `OUTPUT_BATCH` after it arrives.
+    pub on_output: bool,
+}
+
+impl Timing {
+    /// As the server runs at its default settings.
+    pub const SERVER: Timing = Timing {
+        tick: TICK,
+        on_output: true,
+    };
+}
+
+/// Plays `cast` through a fresh world with `catalog`, as a pane of `kind`, ticking as the server
+/// does.
 pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
+    replay_with(cast, catalog, kind, Timing::SERVER)
+}
+
+/// Plays `cast` as [`replay`] does, ticking as `timing` says (the latency bench compares).
+pub fn replay_with(cast: &Cast, catalog: Arc<Catalog>, kind: &str, timing: Timing) -> Replay {
+    let period = timing.tick.max(Duration::from_millis(1));
     let mut world = crate::world(catalog);
     let start = Instant::now();
     // `read` bounds the header and every event; a cast built in code is clamped the same way.
@@ -97,7 +121,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
         timeline: Vec::new(),
         markers: Vec::new(),
     };
-    let mut next_tick = TICK;
+    let mut next_tick = period;
     let tick = |world: &mut bevy_ecs::world::World, at: Duration, out: &mut Replay| {
         *world.resource_mut::<Clock>() = Clock::at(start + at, wall + at);
         world.run_schedule(crate::Tick);
@@ -116,6 +140,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
     // `OUTPUT_BATCH` after it arrived (issue 12), whichever comes first.
     let next = |world: &bevy_ecs::world::World, periodic: Duration| {
         crate::panes::output_due(world)
+            .filter(|_| timing.on_output)
             .map(|due| due.saturating_duration_since(start))
             .map_or(periodic, |due| due.min(periodic))
     };
@@ -127,7 +152,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             }
             tick(&mut world, at, &mut out);
             if at == next_tick {
-                next_tick += TICK;
+                next_tick += period;
             }
         }
         match &event.kind {
@@ -166,7 +191,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             }
             tick(&mut world, at, &mut out);
             if at == next_tick {
-                next_tick += TICK;
+                next_tick += period;
             }
         }
     }
