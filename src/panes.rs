@@ -370,6 +370,16 @@ pub fn output_due(world: &World) -> Option<std::time::Instant> {
     world.resource::<OutputInbox>().due()
 }
 
+/// When the embedder should run the next tick besides its periodic one: for queued output
+/// ([`output_due`]), or when a pane's time condition or idle settle comes due ([`Deadlines`]).
+/// A past instant means "now".
+pub fn next_due(world: &World) -> Option<std::time::Instant> {
+    output_due(world)
+        .into_iter()
+        .chain(world.resource::<Deadlines>().next())
+        .min()
+}
+
 /// Queues a resize for the next tick; the new screen must be within bounds and fit.
 pub fn resize(world: &mut World, id: &str, rows: u16, cols: u16) -> Result<(), ResizeError> {
     entity(world, id).map_err(|_| ResizeError::Unknown)?;

@@ -84,7 +84,8 @@ pub fn marker_accepts(label: &str, state: LifecycleState) -> bool {
 pub struct Timing {
     /// The periodic tick.
     pub tick: Duration,
-    /// Whether output also asks for a tick `OUTPUT_BATCH` after it arrives.
+    /// Whether output also asks for a tick `OUTPUT_BATCH` after it arrives, and a time condition
+    /// or settle for a tick when it comes due (`panes::next_due`).
     pub on_output: bool,
 }
 
@@ -139,9 +140,14 @@ pub fn replay_with(cast: &Cast, catalog: Arc<Catalog>, kind: &str, timing: Timin
     // The next tick as the server runs it: the periodic one, or the one output asked for
     // `OUTPUT_BATCH` after it arrived (issue 12), whichever comes first.
     let next = |world: &bevy_ecs::world::World, periodic: Duration| {
-        crate::panes::output_due(world)
+        // Never before the clock's time: a due instant already past means "now".
+        let now = world
+            .resource::<Clock>()
+            .now
+            .saturating_duration_since(start);
+        crate::panes::next_due(world)
             .filter(|_| timing.on_output)
-            .map(|due| due.saturating_duration_since(start))
+            .map(|due| due.saturating_duration_since(start).max(now))
             .map_or(periodic, |due| due.min(periodic))
     };
     for event in cast.events.iter().take_while(|e| e.time <= MAX_TIME) {
