@@ -14,9 +14,9 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use lookout::components::Osc;
+use lookout::components::{GridRow, RowGrid, RowsUpdate};
 use lookout::manifest::{Catalog, KindRules, Region};
 use lookout::pty::asciicast::{self, EventKind};
-use lookout::components::{GridRow, RowGrid, RowsUpdate};
 use lookout::rules::{Grid, Look, Scratch, Strategy};
 use std::hint::black_box;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! | component       | written by (stage)                         | read by                                  |
 //! |-----------------|--------------------------------------------|------------------------------------------|
 //! | `PaneId`        | spawn                                      | every stage, the embedder                |
-//! | `Screen`        | `ingest_output` (Ingest)                   | `evaluate_rules`, explain                |
+//! | `Screen` (vt100 or embedder rows) | `ingest_output` (Ingest) | `evaluate_rules`, explain            |
 //! | `Title`         | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Progress`      | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Glimpse`       | `ingest_output` (Ingest)                   | `resolve_priority`                       |
