@@ -75,7 +75,7 @@ impl<'s> Grid<'s> {
 }
 
 fn read_row(screen: &Screen, r: u16) -> Vec<Cell> {
-    let looks: Vec<CellLook<'_>> = screen.row_cells(r).collect();
+    let looks: Vec<CellLook> = screen.row_cells(r).collect();
     let mut cells: Vec<Cell> = looks
         .iter()
         .map(|c| Cell {
@@ -438,9 +438,8 @@ mod tests {
     fn screen(rows: &[&str], at: (u16, u16)) -> Screen {
         let mut s = Screen::new(10, 40);
         let body = rows.join("\r\n");
-        s.parser.process(body.as_bytes());
-        s.parser
-            .process(format!("\x1b[{};{}H", at.0 + 1, at.1 + 1).as_bytes());
+        s.process(body.as_bytes());
+        s.process(format!("\x1b[{};{}H", at.0 + 1, at.1 + 1).as_bytes());
         s
     }
 
@@ -549,9 +548,8 @@ mod tests {
     fn the_alternate_screen_only_when_described() {
         let rows = ["x", RULE, "❯ ", RULE];
         let mut s = screen(&rows, (2, 2));
-        s.parser.process(b"\x1b[?1049h");
-        s.parser
-            .process(format!("{}\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H", "x").as_bytes());
+        s.process(b"\x1b[?1049h");
+        s.process(format!("{}\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H", "x").as_bytes());
         assert_eq!(read(&s, &spec(RULES)).state, Unknown);
         let alt = format!("{RULES}\nalternate_screen=true");
         assert_eq!(read(&s, &spec(&alt)), ComposerView::EMPTY);
@@ -568,7 +566,7 @@ mod tests {
             Unknown,
             "the cursor is shown"
         );
-        s.parser.process(b"\x1b[?25l");
+        s.process(b"\x1b[?25l");
         assert_eq!(read(&s, &spec(&cursorless)), ComposerView::pending("draft"));
         assert_eq!(read(&s, &spec(RULES)).state, Unknown);
     }
