@@ -268,6 +268,7 @@ pub fn open_pane(
                 HookEvidence::default(),
                 ScreenVerdict::default(),
                 Wake::default(),
+                RowsSeen::default(),
                 Glimpse::default(),
                 Drift::default(),
                 Composer::default(),
@@ -323,6 +324,13 @@ pub fn feed_at(
         .resource_mut::<OutputInbox>()
         .bytes(id, bytes, Some(at));
     Ok(())
+}
+
+/// When the embedder should run the next tick for the output queued so far ([`OUTPUT_BATCH`]
+/// after the first chunk queued with [`feed_at`] since the last tick; `None`: no such output).
+/// Ticking then, besides the periodic tick, is what makes detection follow the screen (issue 12).
+pub fn output_due(world: &World) -> Option<std::time::Instant> {
+    world.resource::<OutputInbox>().due()
 }
 
 /// Queues a resize for the next tick; the new screen must be within bounds and fit.
@@ -436,6 +444,12 @@ pub fn states(world: &World) -> Vec<PaneState> {
         .collect()
 }
 
+/// Whether the pane's agent holds input typed while it works, to send next (its manifest's
+/// `[composer] queues`): `pane.send` reads pending text on a working pane as queued only then.
+pub fn queues_input(_world: &World, _id: &str) -> bool {
+    false
+}
+
 /// `agent.explain`: the pane's rules evaluated on its screen now, plus hook status and policy.
 pub fn explain(
     world: &World,
@@ -459,10 +473,10 @@ pub fn explain(
     ) {
         (Some(rules), Some(screen), Some(title), Some(progress)) => {
             Some(rules.explain(&crate::rules::Look {
-                screen: screen.screen(),
+                screen: screen.grid(),
                 title: &title.0,
                 progress: &progress.0,
-                changed_at: screen.changed_at,
+                changed_at: get.get::<RowsSeen>().and_then(|s| s.changed_at),
                 now: clock.now,
             }))
         }

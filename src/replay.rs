@@ -1,5 +1,6 @@
 //! Replay: plays an asciicast recording through the same world and schedule as the server,
-//! ticking every 500 ms of recording time and at each `"m"` marker, and checks each marker's
+//! ticking as the server does (every 500 ms of recording time, and `OUTPUT_BATCH` after output
+//! arrives) and at each `"m"` marker, and checks each marker's
 //! expected state against the pane's lifecycle. Pure given the recording: no I/O, recording
 //! time drives the `Clock`.
 
@@ -164,10 +165,23 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             }
         }
     };
+    // The next tick as the server runs it: the periodic one, or the one output asked for
+    // `OUTPUT_BATCH` after it arrived (issue 12), whichever comes first.
+    let next = |world: &bevy_ecs::world::World, periodic: Duration| {
+        crate::panes::output_due(world)
+            .map(|due| due.saturating_duration_since(start))
+            .map_or(periodic, |due| due.min(periodic))
+    };
     for event in cast.events.iter().take_while(|e| e.time <= MAX_TIME) {
-        while next_tick <= event.time {
-            tick(&mut world, next_tick, &mut out);
-            next_tick += TICK;
+        loop {
+            let at = next(&world, next_tick);
+            if at > event.time {
+                break;
+            }
+            tick(&mut world, at, &mut out);
+            if at == next_tick {
+                next_tick += TICK;
+            }
         }
         match &event.kind {
             EventKind::Output(data) => {
@@ -204,9 +218,15 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
     if let Some(last) = cast.events.iter().rfind(|e| e.time <= MAX_TIME) {
         // Let the last screen settle, as a person would see it a moment later.
         let end = last.time + Duration::from_secs(2);
-        while next_tick <= end {
-            tick(&mut world, next_tick, &mut out);
-            next_tick += TICK;
+        loop {
+            let at = next(&world, next_tick);
+            if at > end {
+                break;
+            }
+            tick(&mut world, at, &mut out);
+            if at == next_tick {
+                next_tick += TICK;
+            }
         }
     }
     out

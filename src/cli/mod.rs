@@ -10,7 +10,6 @@ pub(crate) mod daemon;
 mod events;
 mod explain;
 mod hooks;
-mod link;
 mod next;
 mod printable;
 mod pty_command;
@@ -19,6 +18,7 @@ mod replay;
 pub(crate) mod report;
 mod run;
 mod seen;
+mod send;
 mod serve;
 mod status;
 mod tmux;
@@ -58,6 +58,9 @@ enum Command {
     Status(status::Args),
     /// Mark panes seen (clears their unread turn).
     Seen(seen::Args),
+    /// Type text into a pane, then Enter until the agent took it; the exit code is the verdict
+    /// (0 confirmed or typed, 3 queued, 4 unconfirmed, 5 swallowed, 6 refused).
+    Send(send::Args),
     /// Print (or go to) the pane that most needs you.
     Next(next::Args),
     /// Subscribe and print the snapshot, then every event, as JSON lines.
@@ -101,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Hooks(args) => hooks::run(args),
         Command::Status(args) => status::run(args),
         Command::Seen(args) => seen::run(args),
+        Command::Send(args) => send::run(args),
         Command::Next(args) => next::run(args),
         Command::Events(args) => events::run(args),
         Command::Wait(args) => wait::run(args),
@@ -128,12 +132,14 @@ fn connect(socket: Option<std::path::PathBuf>) -> anyhow::Result<crate::server::
 
 /// The server's manifest warnings, as one line for a person (`None` when every manifest loaded).
 fn skipped_manifests(client: &mut crate::server::Client) -> Option<String> {
-    let info = client.call("server.info", serde_json::json!({})).ok()?;
-    let warnings = info["manifest_warnings"].as_array()?;
-    let first = warnings.first()?.as_str().unwrap_or("?");
-    let log = info["log"]
-        .as_str()
-        .map_or(String::new(), |l| format!("; all in {l}"));
+    let info = client
+        .call(&crate::server::protocol::params::ServerInfo {})
+        .ok()?;
+    let warnings = info.manifest_warnings;
+    let first = warnings.first()?;
+    let log = info
+        .log
+        .map_or(String::new(), |l| format!("; all in {}", l.display()));
     Some(format!(
         "{} manifest(s) skipped: {first}{log}",
         warnings.len()

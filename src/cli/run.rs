@@ -8,12 +8,12 @@
 //! or dead server never touches the session. Touches the outer terminal, one PTY and the socket.
 
 use crate::cli::daemon;
-use crate::cli::link::{self, Link};
 use crate::cli::pty_command::PtyCommand;
 use crate::manifest::Catalog;
 use crate::pty::passthrough::{self, Options, PaneSink};
 use crate::pty::spawn::{self, ExitStatus, SpawnRequest};
 use crate::pty::terminal;
+use crate::sources::pty::{self as link, Link};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -74,9 +74,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let (catalog, _) = Catalog::standard(&[]);
+    // `pane.send` types through the pass-through loop, between the person's keys.
+    let (inject_tx, inject_rx) = crossbeam_channel::bounded(64);
     let pane_id = pane.clone();
+    let server = socket.clone();
     let link = Link::start(
-        &socket,
+        std::sync::Arc::new(move || daemon::reconnect(&server)),
         link::Registration {
             pane,
             rows: size.rows,
@@ -84,6 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             kind: args.kind,
             pid: spawned.pid,
             argv,
+            inject: Some(inject_tx),
         },
         Arc::new(catalog),
     );
@@ -96,6 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         marker_file: None,
         answer_queries: true,
         outer: Some(outer_rx),
+        inject: Some(inject_rx),
     };
     let status = passthrough::run(spawned, size, &options, &mut sink)?;
     if let Some(link) = sink.link.take() {

@@ -1,5 +1,5 @@
-//! `Screen`: the pane's headless terminal (a `vt100` parser, no scrollback) and when it last
-//! changed. Written by `ingest_output` only. `Osc` collects the title and OSC 9;4 progress the
+//! `Screen`: the pane's headless terminal (a `vt100` parser, no scrollback). Written by
+//! `ingest_output` only; when its rows last changed is `RowsSeen`'s fact. `Osc` collects the title and OSC 9;4 progress the
 //! parser sees so that ingest can move them into `Title`/`Progress`.
 //!
 //! The size bounds live here too (§11, issue 13): vt100 allocates every cell up front (~32 bytes
@@ -8,7 +8,6 @@
 
 use bevy_ecs::component::Component;
 use std::num::NonZeroU16;
-use std::time::Instant;
 
 /// Catches the OSC sequences the rules read: window title (0/2) and progress (9;4).
 #[derive(Debug, Default)]
@@ -89,13 +88,11 @@ pub fn check_size(rows: u16, cols: u16) -> Result<u64, SizeError> {
     }
 }
 
-/// The pane's visible screen and when it last changed.
+/// The pane's visible screen.
 #[derive(Component)]
 pub struct Screen {
     /// The terminal emulator.
     pub parser: vt100::Parser<Osc>,
-    /// When output last arrived (`None` until the first output).
-    pub changed_at: Option<Instant>,
 }
 
 impl Screen {
@@ -105,7 +102,6 @@ impl Screen {
         let (rows, cols) = clamp(rows, cols);
         Screen {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Osc::default()),
-            changed_at: None,
         }
     }
 
@@ -117,6 +113,11 @@ impl Screen {
 
     /// The vt100 screen.
     pub fn screen(&self) -> &vt100::Screen {
+        self.parser.screen()
+    }
+
+    /// The screen as the matcher reads it.
+    pub fn grid(&self) -> &dyn crate::rules::Grid {
         self.parser.screen()
     }
 
@@ -210,7 +211,6 @@ impl std::fmt::Debug for Screen {
         f.debug_struct("Screen")
             .field("rows", &rows)
             .field("cols", &cols)
-            .field("changed_at", &self.changed_at)
             .finish()
     }
 }

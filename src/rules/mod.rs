@@ -5,4 +5,5 @@ pub mod composer;
 pub mod matcher;
 pub mod regions;
 
-pub use matcher::{Explanation, Look, Outcome, RuleReport, Strategy};
+pub use matcher::{Explanation, Look, Outcome, RuleReport, Scratch, Strategy};
+pub use regions::{Grid, RowBuf, Rows};

@@ -2,8 +2,8 @@
 //!
 //! Read only when the pane's screen, lifecycle, kind or process changed. It needs this tick's
 //! lifecycle, so it runs after the transition: a blocked pane's cursor is in a menu, never in a
-//! composer. A pane whose kind has no `[composer]`, whose process exited (the shell left behind
-//! is not the agent's input box) or whose screen never received output is `unknown`.
+//! composer. A pane whose kind has no `[composer]` or whose process exited (the shell left behind
+//! is not the agent's input box) is `unknown`; so is a blank screen (no shape to prove).
 
 use crate::components::{
     AgentKind, Composer, ComposerView, HookedProcess, Lifecycle, LifecycleState, Presence, Screen,
@@ -36,7 +36,6 @@ pub fn read_composer(manifests: Res<Manifests>, mut panes: Query<Inputs>) {
         let view = match spec {
             Some(_) if lifecycle.state == LifecycleState::Blocked => ComposerView::UNKNOWN,
             Some(_) if process.presence == Presence::Exited => ComposerView::UNKNOWN,
-            Some(_) if screen.changed_at.is_none() => ComposerView::UNKNOWN,
             Some(spec) => crate::rules::composer::read(&screen, spec),
             None => ComposerView::UNKNOWN,
         };
