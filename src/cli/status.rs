@@ -20,10 +20,18 @@ pub struct Args {
     /// Print the `pane.list` result as JSON.
     #[arg(long)]
     json: bool,
+    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    #[arg(long, value_name = "URL")]
+    fleet: Option<String>,
+    #[command(flatten)]
+    nats: super::fleet::NatsArgs,
 }
 
 /// Prints the panes.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.fleet {
+        return super::fleet::status(url, args.nats, args.json);
+    }
     let mut client = super::connect(args.socket)?;
     let result = client.call("pane.list", json!({}))?;
     let info = client.call("server.info", json!({}))?;
@@ -127,6 +135,19 @@ fn print_server(info: &serde_json::Value) {
         info["version"].as_str().unwrap_or("?"),
         crate::cli::watch::render::age(uptime)
     );
+    let machine = printable(info["machine"].as_str().unwrap_or("?")).into_owned();
+    let fleet = &info["fleet"];
+    match fleet["url"].as_str() {
+        None => println!("machine: {machine} (not publishing to a fleet)"),
+        Some(url) if fleet["connected"] == true => {
+            println!("machine: {machine}, publishing to {}", printable(url));
+        }
+        Some(url) => println!(
+            "machine: {machine}, cannot publish to {} ({}); working locally, retrying",
+            printable(url),
+            printable(fleet["error"].as_str().unwrap_or("not connected yet"))
+        ),
+    }
 }
 
 /// The last line of the report log, when it is from the last day.

@@ -61,6 +61,8 @@ pub struct Engine {
     pub(crate) waiters: Waiters,
     /// Where lifecycle events go to be notified (SPEC §14).
     notifier: Option<crate::notify::Notifier>,
+    /// Where pane states and events go to the fleet (SPEC §16).
+    fleet: Option<crate::fleet::Publisher>,
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
     /// blocks its agent until it is answered.
     report_due: Option<Instant>,
@@ -103,6 +105,7 @@ impl Engine {
             subscribers: Vec::new(),
             waiters: Waiters::default(),
             notifier: None,
+            fleet: None,
             report_due: None,
             unstored: Vec::new(),
             storage_error: None,
@@ -115,6 +118,11 @@ impl Engine {
     /// Sends every lifecycle event to `notifier` from now on.
     pub fn set_notifier(&mut self, notifier: crate::notify::Notifier) {
         self.notifier = Some(notifier);
+    }
+
+    /// Publishes every committed state and event to the fleet from now on.
+    pub fn set_fleet(&mut self, fleet: crate::fleet::Publisher) {
+        self.fleet = Some(fleet);
     }
 
     /// Attaches the sources the store remembers (call once the socket accepts).
@@ -268,6 +276,9 @@ impl Engine {
             );
             let listeners = self.notifier.as_ref().map_or(0, |n| n.listeners());
             map.insert("listeners".into(), json!(listeners));
+            if let Some(fleet) = &self.fleet {
+                map.insert("fleet".into(), fleet.info());
+            }
         }
         info
     }
@@ -332,6 +343,9 @@ impl Engine {
             eprintln!("lookout: {e}");
         }
         self.waiters.pane_closed(pane);
+        if let Some(fleet) = &mut self.fleet {
+            fleet.closed(pane);
+        }
         Ok(json!({}))
     }
 
@@ -361,6 +375,9 @@ impl Engine {
         }
         let events = std::mem::take(&mut self.unstored);
         self.prune_step();
+        if let Some(fleet) = &mut self.fleet {
+            fleet.after_tick(&self.world, &events);
+        }
         if !events.is_empty() {
             let lines: Vec<String> = events.iter().map(event_line).collect();
             self.subscribers
