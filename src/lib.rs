@@ -4,6 +4,7 @@ pub mod cli;
 pub mod components;
 pub mod corpus;
 pub mod event;
+pub mod fleet;
 pub mod fuzzing;
 pub mod manifest;
 pub mod notify;

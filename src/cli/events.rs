@@ -14,10 +14,18 @@ pub struct Args {
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
+    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    #[arg(long, value_name = "URL")]
+    fleet: Option<String>,
+    #[command(flatten)]
+    nats: super::fleet::NatsArgs,
 }
 
 /// Streams events to stdout; exit 1 when dropped as too slow.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.fleet {
+        return super::fleet::events(url, args.nats);
+    }
     let client = super::connect(args.socket)?;
     let (seq, panes, events) = client.subscribe()?;
     let mut out = std::io::stdout().lock();

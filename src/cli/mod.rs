@@ -9,6 +9,7 @@ mod check;
 pub(crate) mod daemon;
 mod events;
 mod explain;
+mod fleet;
 mod hooks;
 mod next;
 mod printable;

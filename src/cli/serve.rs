@@ -55,6 +55,19 @@ pub struct Args {
     /// Have the running server re-read its settings file now (as SIGHUP does).
     #[arg(long)]
     reload: bool,
+    /// Publish every pane's state and event to this NATS JetStream server (SPEC §16)
+    /// [default: `[fleet] publish` of the settings file, else none].
+    #[arg(long, value_name = "URL")]
+    publish: Option<String>,
+    /// This machine's id on the fleet [default: `[fleet] machine`, else the hostname].
+    #[arg(long, value_name = "ID")]
+    machine: Option<String>,
+    /// How long a silent machine still reads online, for a heartbeat bucket this server creates
+    /// [default: `[fleet] heartbeat_ttl`, else 15s].
+    #[arg(long, value_name = "AGE", value_parser = parse_age)]
+    heartbeat_ttl: Option<Duration>,
+    #[command(flatten)]
+    nats: super::fleet::NatsArgs,
 }
 
 /// Arguments of `lookout stop`.
@@ -143,6 +156,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         log: args.log,
         settings: crate::notify::settings::default_path(),
         retention: Some(retention).filter(|r| !r.is_zero()),
+        fleet: fleet_config(
+            &args.publish,
+            args.machine,
+            args.heartbeat_ttl,
+            args.nats,
+            &file.fleet,
+        )?,
     };
     let socket = config.socket.clone();
     // Before anything else: a signal that arrives while manifests compile must still stop us cleanly.
@@ -182,6 +202,37 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     server.run()?;
     eprintln!("lookout: stopped");
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--publish` (else `[fleet] publish`) with this machine's id and credentials; `None`: no fleet.
+fn fleet_config(
+    publish: &Option<String>,
+    machine: Option<String>,
+    heartbeat_ttl: Option<Duration>,
+    nats: super::fleet::NatsArgs,
+    file: &crate::fleet::settings::FleetSettings,
+) -> anyhow::Result<Option<crate::fleet::PublishConfig>> {
+    let Some(url) = publish.clone().or_else(|| file.publish.clone()) else {
+        return Ok(None);
+    };
+    crate::fleet::settings::check_url(&url)
+        .map_err(anyhow::Error::msg)
+        .context("--publish")?;
+    if let Some(m) = &machine {
+        crate::fleet::settings::check_machine(m)
+            .map_err(anyhow::Error::msg)
+            .context("--machine")?;
+    }
+    let machine = crate::fleet::settings::machine_id(machine.as_deref(), file.machine.as_deref());
+    Ok(Some(crate::fleet::PublishConfig {
+        url,
+        machine,
+        heartbeat_ttl: heartbeat_ttl
+            .filter(|t| !t.is_zero())
+            .or(file.heartbeat_ttl)
+            .unwrap_or(crate::fleet::DEFAULT_HEARTBEAT_TTL),
+        auth: nats.auth(file),
+    }))
 }
 
 /// `--stop`: asks the server to stop and waits until its socket is gone.

@@ -21,10 +21,18 @@ pub struct Args {
     /// Print the `pane.list` result as JSON.
     #[arg(long)]
     json: bool,
+    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    #[arg(long, value_name = "URL")]
+    fleet: Option<String>,
+    #[command(flatten)]
+    nats: super::fleet::NatsArgs,
 }
 
 /// Prints the panes.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.fleet {
+        return super::fleet::status(url, args.nats, args.json);
+    }
     let mut client = super::connect(args.socket)?;
     let snapshot = client.call(&params::PaneList {})?;
     let info = client.call(&params::ServerInfo {})?;
@@ -135,6 +143,19 @@ fn print_server(info: &ServerInfo) {
         info.version,
         crate::cli::watch::render::age(uptime)
     );
+    let machine = printable(&info.machine).into_owned();
+    let fleet = info.fleet.clone().unwrap_or_default();
+    match fleet["url"].as_str() {
+        None => println!("machine: {machine} (not publishing to a fleet)"),
+        Some(url) if fleet["connected"] == true => {
+            println!("machine: {machine}, publishing to {}", printable(url));
+        }
+        Some(url) => println!(
+            "machine: {machine}, cannot publish to {} ({}); working locally, retrying",
+            printable(url),
+            printable(fleet["error"].as_str().unwrap_or("not connected yet"))
+        ),
+    }
 }
 
 /// The last line of the report log, when it is from the last day.

@@ -13,7 +13,7 @@ use std::time::Duration;
 /// Arguments of `lookout wait`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The pane to wait for.
+    /// The pane to wait for (MACHINE/PANE with --fleet).
     pane: String,
     /// Lifecycles to wait for, comma-separated (idle, working, blocked, done).
     #[arg(long, value_delimiter = ',', default_value = "done,blocked")]
@@ -24,6 +24,11 @@ pub struct Args {
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
+    /// The fleet board: wait for MACHINE/PANE through this NATS server (SPEC §16).
+    #[arg(long, value_name = "URL")]
+    fleet: Option<String>,
+    #[command(flatten)]
+    nats: super::fleet::NatsArgs,
 }
 
 /// Parses `30s`, `500ms`, `2m` or a bare number of seconds.
@@ -51,6 +56,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Some(s) => until.push(s),
             None => bail!("`{name}` is not a lifecycle (idle, working, blocked, done)"),
         }
+    }
+    if let Some(url) = &args.fleet {
+        return super::fleet::wait(url, args.nats, &args.pane, until, args.timeout);
     }
     let mut client = super::connect(args.socket)?;
     let timeout_ms = u64::try_from(args.timeout.as_millis()).unwrap_or(u64::MAX);

@@ -16,6 +16,8 @@ struct Raw {
     notify: Vec<RawNotify>,
     #[serde(default)]
     server: RawServer,
+    #[serde(default)]
+    fleet: crate::fleet::settings::RawFleet,
 }
 
 /// `[server]`: the options `lookout serve` also takes as flags (a flag wins).
@@ -105,6 +107,8 @@ pub struct Settings {
     /// `[server] retention`: how long the event log keeps events, as written (`3d`; `serve`
     /// parses it like its `--retention`).
     pub retention: Option<String>,
+    /// `[fleet]`: where to publish, this machine's id, NATS credentials (SPEC §16).
+    pub fleet: crate::fleet::settings::FleetSettings,
 }
 
 /// Why a settings file was refused: `file:line: key: why`.
@@ -190,10 +194,21 @@ impl Settings {
             }
             None => None,
         };
+        let fleet =
+            crate::fleet::settings::validate(raw.fleet).map_err(|(key, why)| SettingsError {
+                file: file.to_owned(),
+                line: text
+                    .lines()
+                    .position(|l| l.trim_start().starts_with(key))
+                    .map(|n| n + 1),
+                key: format!("fleet.{key}"),
+                why,
+            })?;
         Ok(Settings {
             notify,
             tick,
             retention: raw.server.retention,
+            fleet,
         })
     }
 }

@@ -65,6 +65,8 @@ pub struct Engine {
     pub(crate) waiters: Waiters,
     /// Where lifecycle events go to be notified (SPEC §14).
     notifier: Option<crate::notify::Notifier>,
+    /// Where pane states and events go to the fleet (SPEC §16).
+    fleet: Option<crate::fleet::Publisher>,
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
     /// blocks its agent until it is answered. (Output asks for its early tick through
     /// `panes::output_due`.)
@@ -110,6 +112,7 @@ impl Engine {
             subscribers: Vec::new(),
             waiters: Waiters::default(),
             notifier: None,
+            fleet: None,
             report_due: None,
             unstored: Vec::new(),
             storage_error: None,
@@ -123,6 +126,11 @@ impl Engine {
     /// Sends every lifecycle event to `notifier` from now on.
     pub fn set_notifier(&mut self, notifier: crate::notify::Notifier) {
         self.notifier = Some(notifier);
+    }
+
+    /// Publishes every committed state and event to the fleet from now on.
+    pub fn set_fleet(&mut self, fleet: crate::fleet::Publisher) {
+        self.fleet = Some(fleet);
     }
 
     /// Attaches the sources the store remembers (call once the socket accepts).
@@ -306,6 +314,7 @@ impl Engine {
             uptime_ms: u64::try_from(uptime).unwrap_or(u64::MAX),
             panes: self.world.resource::<PaneIndex>().0.len(),
             listeners: self.notifier.as_ref().map_or(0, |n| n.listeners()),
+            fleet: self.fleet.as_ref().map(|f| f.info()),
             ..self.identity.info.clone()
         }
     }
@@ -373,6 +382,9 @@ impl Engine {
         }
         self.waiters.pane_closed(pane);
         self.sends.pane_closed(pane);
+        if let Some(fleet) = &mut self.fleet {
+            fleet.closed(pane);
+        }
         Ok(Ack {})
     }
 
@@ -402,6 +414,9 @@ impl Engine {
         }
         let events = std::mem::take(&mut self.unstored);
         self.prune_step();
+        if let Some(fleet) = &mut self.fleet {
+            fleet.after_tick(&self.world, &events);
+        }
         if !events.is_empty() {
             let lines: Vec<String> = events.iter().map(event_line).collect();
             self.subscribers

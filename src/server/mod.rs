@@ -132,6 +132,8 @@ pub struct Config {
     pub settings: Option<PathBuf>,
     /// How long the event log keeps events; `None` keeps them forever.
     pub retention: Option<Duration>,
+    /// Where to publish to the fleet (SPEC §16); `None` publishes nothing.
+    pub fleet: Option<crate::fleet::PublishConfig>,
 }
 
 /// The event log's default retention: three days (`lookout serve --retention` says so too).
@@ -149,6 +151,7 @@ impl Config {
             log: None,
             settings: crate::notify::settings::default_path(),
             retention: Some(DEFAULT_RETENTION),
+            fleet: None,
         }
     }
 }
@@ -280,6 +283,11 @@ impl Server {
                 uptime_ms: 0,
                 panes: 0,
                 listeners: 0,
+                machine: config.fleet.as_ref().map_or_else(
+                    || crate::fleet::settings::machine_id(None, None),
+                    |f| f.machine.clone(),
+                ),
+                fleet: None,
             },
             started: std::time::Instant::now(),
             stop: stop_tx.clone(),
@@ -294,6 +302,9 @@ impl Server {
         let notifier = crate::notify::start(config.settings.clone(), state_dir())
             .map_err(ServeError::Thread)?;
         engine.set_notifier(notifier.clone());
+        if let Some(fleet) = config.fleet.clone() {
+            engine.set_fleet(crate::fleet::Publisher::start(fleet).map_err(ServeError::Thread)?);
+        }
         Ok((
             Server {
                 config,

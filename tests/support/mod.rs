@@ -1,6 +1,6 @@
 //! Shared by the real-part test targets (`tests/server.rs`, `tests/pty_run.rs`, `tests/tmux.rs`, …):
 //! the binary under test, the one deadline every wait uses, and `wait_until`. The submodules hold the
-//! harnesses: `server` (a real `lookout serve`), `pty` (a terminal of our own around a command), `tmux`
+//! harnesses: `server` (a real `lookout serve`), `nats` (a real `nats-server -js`), `pty` (a terminal of our own around a command), `tmux`
 //! (a tmux server of our own) and `fake_claude` (the scripted agent). Files in this directory are not
 //! test targets themselves; each target includes them with `mod support;`.
 
@@ -10,6 +10,7 @@
 )]
 
 pub mod fake_claude;
+pub mod nats;
 pub mod pty;
 pub mod server;
 pub mod tmux;

@@ -23,6 +23,11 @@ pub struct Served {
 impl Served {
     /// Starts a server in `dir` (which may hold a database from an earlier run).
     pub fn start_in(dir: &Path, tick_ms: u64) -> Served {
+        Served::start_with(dir, tick_ms, &[])
+    }
+
+    /// Starts a server in `dir` with `extra` arguments for `lookout serve`.
+    pub fn start_with(dir: &Path, tick_ms: u64, extra: &[&str]) -> Served {
         let socket = dir.join("run").join("lookout.sock");
         let db = dir.join("lookout.db");
         let mirror = dir.join("mirror");
@@ -34,6 +39,7 @@ impl Served {
             .arg(&db)
             .arg("--mirror-dir")
             .arg(&mirror)
+            .args(extra)
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("XDG_STATE_HOME", dir.join("state"))
             .stdin(Stdio::null())

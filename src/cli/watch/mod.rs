@@ -10,6 +10,7 @@
 //! terminal (alternate screen, raw mode, always restored), the server socket, tmux and PTYs (demo).
 
 pub mod demo;
+mod fleet;
 pub mod render;
 
 use crate::cli::daemon;
@@ -47,10 +48,18 @@ pub struct Args {
     /// Also show plain shells (panes with no agent that ask nothing).
     #[arg(long)]
     all: bool,
+    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    #[arg(long, value_name = "URL", conflicts_with_all = ["demo", "socket"])]
+    fleet: Option<String>,
+    #[command(flatten)]
+    nats: super::fleet::NatsArgs,
 }
 
 /// Runs `lookout watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.fleet {
+        return fleet::run(url, args.nats, args.once, args.all);
+    }
     let socket = args
         .socket
         .or_else(crate::server::env_socket)
@@ -190,6 +199,7 @@ impl Board {
                 .or(self.notice.as_deref())
                 .unwrap_or(&self.status),
             names: &self.names,
+            machines: None,
         })
     }
 }

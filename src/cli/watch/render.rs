@@ -26,6 +26,8 @@ pub struct View<'a> {
     pub status: &'a str,
     /// How a person names a pane (`work:1.0 api` for a tmux pane), by pane id.
     pub names: &'a std::collections::HashMap<String, String>,
+    /// The fleet board's MACHINE column (`alpha`, `beta (offline)`), by pane id; `None`: no column.
+    pub machines: Option<&'a std::collections::HashMap<String, String>>,
 }
 
 /// Renders a whole frame: each line is cut to the width, lines are separated by CR LF so the frame
@@ -102,8 +104,14 @@ const COLUMNS: [(&str, usize); 7] = [
     ("CAUSE", 0),
 ];
 
+/// The fleet board's first column.
+const MACHINE_WIDTH: usize = 18;
+
 fn header(view: &View<'_>) -> String {
     let mut out = String::from("  ");
+    if view.machines.is_some() {
+        let _ = write!(out, "{:<MACHINE_WIDTH$} ", "MACHINE");
+    }
     for (name, width) in COLUMNS {
         let _ = write!(out, "{name:<width$} ");
     }
@@ -136,6 +144,10 @@ fn row(view: &View<'_>, pane: &PaneState, selected: bool) -> String {
         shown(pane.cause.as_deref().unwrap_or_default()),
     ];
     let mut out = String::from(if selected { "> " } else { "  " });
+    if let Some(machines) = view.machines {
+        let machine = shown(machines.get(&pane.pane).map_or("-", String::as_str));
+        let _ = write!(out, "{:<MACHINE_WIDTH$} ", clip(&machine, MACHINE_WIDTH));
+    }
     for (i, (cell, (_, width))) in cells.iter().zip(COLUMNS).enumerate() {
         let text = if width > 0 {
             format!("{:<width$} ", clip(cell, width))
@@ -285,6 +297,7 @@ mod tests {
             color: false,
             status: "",
             names: &std::collections::HashMap::new(),
+            machines: None,
         });
         let lines: Vec<&str> = text.split("\r\n").collect();
         assert_eq!(
@@ -296,6 +309,30 @@ mod tests {
         assert!(lines[3].contains("12s") && lines[3].ends_with("screen:permission-dialog"));
         assert!(lines[4].starts_with("> tmux:%2") && lines[4].contains("gate ×2, rules"));
         assert!(lines.iter().all(|l| l.chars().count() <= 100));
+    }
+
+    #[test]
+    fn the_fleet_board_has_a_machine_column() {
+        let panes = vec![pane("alpha/p1", LifecycleState::Blocked, true, false)];
+        let names = std::collections::HashMap::from([("alpha/p1".to_owned(), "p1".to_owned())]);
+        let machines = std::collections::HashMap::from([(
+            "alpha/p1".to_owned(),
+            "alpha (offline)".to_owned(),
+        )]);
+        let text = frame(&View {
+            panes: &panes,
+            selected: 0,
+            now: SystemTime::UNIX_EPOCH,
+            cols: 120,
+            rows: 10,
+            color: false,
+            status: "",
+            names: &names,
+            machines: Some(&machines),
+        });
+        let lines: Vec<&str> = text.split("\r\n").collect();
+        assert!(lines[2].starts_with("  MACHINE            PANE"), "{text}");
+        assert!(lines[3].starts_with("> alpha (offline)    p1 "), "{text}");
     }
 
     #[test]
@@ -312,6 +349,7 @@ mod tests {
             color: true,
             status: "",
             names: &std::collections::HashMap::new(),
+            machines: None,
         });
         assert_eq!(text.split("\r\n").count(), 10);
         let scrolled = frame(&View {
@@ -323,6 +361,7 @@ mod tests {
             color: false,
             status: "",
             names: &std::collections::HashMap::new(),
+            machines: None,
         });
         assert!(scrolled.contains("> p40"), "{scrolled}");
         assert!(clip("\x1b[31mabcdef\x1b[0m", 3).ends_with("abc\x1b[0m"));

@@ -112,6 +112,12 @@ pub struct ServerInfo {
     pub panes: usize,
     /// Connected `notify.listen` listeners.
     pub listeners: usize,
+    /// The machine id the fleet knows this server by (SPEC §16).
+    pub machine: String,
+    /// The fleet publisher's health (`url` without credentials, `connected`, `error`, queue), when
+    /// the server publishes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fleet: Option<serde_json::Value>,
 }
 
 /// `source.attach`.
