@@ -47,7 +47,12 @@ pub fn frame(view: &View<'_>) -> String {
         ));
     }
     lines.push(String::new());
-    let keys = "j/k ↑/↓ select · ⏎ go there · s mark seen · q quit";
+    // The fleet board only views: it cannot go to or mark a pane on another machine.
+    let keys = if view.machines.is_some() {
+        "j/k ↑/↓ select · q quit"
+    } else {
+        "j/k ↑/↓ select · ⏎ go there · s mark seen · q quit"
+    };
     lines.push(dim(view, &format!("{keys}   {}", view.status)));
     let limit = usize::from(view.rows.max(1));
     lines.truncate(limit);
