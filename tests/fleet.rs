@@ -339,3 +339,47 @@ fn wait_across_the_fleet_returns_on_a_transition() {
         .expect("wait");
     assert_eq!(timed_out.status.code(), Some(1), "{timed_out:?}");
 }
+
+/// `lookout watch --fleet URL --notify` on another machine: a remote pane that becomes blocked is
+/// notified here through this machine's own settings (an `exec` sink), named `machine/pane`.
+#[test]
+fn a_fleet_board_notifies_for_remote_panes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = Nats::start(dir.path());
+    let alpha = publishing(dir.path(), &nats, "alpha");
+    claude_pane(&alpha, "a1");
+    until_fleet_shows(&nats, &[("alpha", "a1", "idle")]);
+    // The board's machine: its own config (and state) directories.
+    let here = dir.path().join("board");
+    let out = here.join("notified.jsonl");
+    std::fs::create_dir_all(here.join("config/lookout")).expect("config dir");
+    std::fs::write(
+        here.join("config/lookout/config.toml"),
+        format!(
+            "[[notify]]\nsink = \"exec\"\non = [\"blocked\"]\ncommand = [\"sh\", \"-c\", \"cat >> {}; echo >> {}\"]\n",
+            out.display(),
+            out.display()
+        ),
+    )
+    .expect("settings");
+    let config = here.join("config").to_string_lossy().into_owned();
+    let state = here.join("state").to_string_lossy().into_owned();
+    let url = nats.url();
+    let board = support::pty::Outer::start(
+        &[LOOKOUT, "watch", "--fleet", &url, "--notify"],
+        120,
+        30,
+        &[("XDG_CONFIG_HOME", &config), ("XDG_STATE_HOME", &state)],
+    );
+    board.wait_for_text("alpha");
+    report(&alpha, "a1", 1, "blocked");
+    let notified = || std::fs::read_to_string(&out).unwrap_or_default();
+    wait_until(
+        "the board's exec sink to be run for alpha/a1",
+        || notified().contains("alpha/a1"),
+        || format!("{}\n--- board ---\n{}", notified(), board.text()),
+    );
+    let line = notified();
+    let first: Value = serde_json::from_str(line.lines().next().unwrap_or("")).expect("json");
+    assert_eq!(first["state"]["lifecycle"], "blocked", "{line}");
+}

@@ -62,6 +62,17 @@ pub struct FleetPane<'a> {
     pub state: &'a PaneState,
 }
 
+/// A pane whose lifecycle the watch saw change (after the initial values).
+#[derive(Debug, Clone)]
+pub struct Moved {
+    /// Its machine.
+    pub machine: String,
+    /// What it was.
+    pub from: crate::components::LifecycleState,
+    /// Its state now.
+    pub state: PaneState,
+}
+
 /// Everything a fleet board knows.
 #[derive(Debug, Default)]
 pub struct Picture {
@@ -74,8 +85,9 @@ pub struct Picture {
 }
 
 impl Picture {
-    /// Applies one update, received at `now`.
-    pub fn apply(&mut self, update: Update, now: Instant) {
+    /// Applies one update, received at `now`; a pane's lifecycle change once synced (the initial
+    /// values are what was, not what happened) is handed back, for notifications.
+    pub fn apply(&mut self, update: Update, now: Instant) -> Option<Moved> {
         match update {
             Update::Reset => {
                 self.panes.clear();
@@ -88,10 +100,19 @@ impl Picture {
                 state,
             } => {
                 self.machines.entry(machine.clone()).or_insert(None);
-                match state {
-                    Some(state) => self.panes.insert((machine, pane), *state),
-                    None => self.panes.remove(&(machine, pane)),
+                let Some(state) = state else {
+                    self.panes.remove(&(machine, pane));
+                    return None;
                 };
+                let before = self.panes.insert((machine.clone(), pane), (*state).clone());
+                let from = before.map(|b| b.lifecycle)?;
+                if self.synced && from != state.lifecycle {
+                    return Some(Moved {
+                        machine,
+                        from,
+                        state: *state,
+                    });
+                }
             }
             Update::Heartbeat { machine, beat } => {
                 let heard = beat.map(|(age, ttl)| Heard {
@@ -106,6 +127,7 @@ impl Picture {
             }
             Update::Problem(why) => self.problem = Some(why),
         }
+        None
     }
 
     /// Whether `machine` was heard within its heartbeat TTL.
@@ -181,7 +203,9 @@ pub fn snapshot(url: &str, auth: &Auth, deadline: Duration) -> Result<Picture, S
     while !picture.synced {
         let left = end.saturating_duration_since(Instant::now());
         match rx.recv_timeout(left) {
-            Ok(update) => picture.apply(update, Instant::now()),
+            Ok(update) => {
+                picture.apply(update, Instant::now());
+            }
             Err(_) => {
                 return Err(picture
                     .problem

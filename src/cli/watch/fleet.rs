@@ -72,7 +72,13 @@ fn frame(picture: &Picture, rows: &Rows, selected: usize, size: WindowSize, colo
 }
 
 /// Runs the fleet board.
-pub fn run(url: &str, nats: NatsArgs, once: bool, all: bool) -> anyhow::Result<ExitCode> {
+pub fn run(
+    url: &str,
+    nats: NatsArgs,
+    once: bool,
+    all: bool,
+    notify: bool,
+) -> anyhow::Result<ExitCode> {
     crate::fleet::settings::check_url(url).map_err(anyhow::Error::msg)?;
     let auth = nats.auth(&crate::cli::fleet::settings()?);
     if once {
@@ -97,10 +103,17 @@ pub fn run(url: &str, nats: NatsArgs, once: bool, all: bool) -> anyhow::Result<E
     super::signals(tx)?;
     let mut picture = Picture::default();
     let mut selected: Option<String> = None;
+    let notifier = if notify { Some(Remote::start()?) } else { None };
+    let apply = |picture: &mut Picture, update| {
+        let moved = picture.apply(update, Instant::now());
+        if let (Some(notifier), Some(moved)) = (&notifier, moved) {
+            notifier.moved(moved);
+        }
+    };
     let screen = Screen::enter()?;
     loop {
         while let Ok(update) = updates.try_recv() {
-            picture.apply(update, Instant::now());
+            apply(&mut picture, update);
         }
         let shown = rows(&picture, all);
         let index = selected
@@ -115,7 +128,7 @@ pub fn run(url: &str, nats: NatsArgs, once: bool, all: bool) -> anyhow::Result<E
         drop(out);
         crossbeam_channel::select! {
             recv(updates) -> update => match update {
-                Ok(update) => picture.apply(update, Instant::now()),
+                Ok(update) => apply(&mut picture, update),
                 Err(_) => break,
             },
             recv(wakes) -> wake => match wake {
@@ -134,6 +147,43 @@ pub fn run(url: &str, nats: NatsArgs, once: bool, all: bool) -> anyhow::Result<E
     }
     drop(screen);
     Ok(ExitCode::SUCCESS)
+}
+
+/// The notifier of a fleet board: remote panes' lifecycle changes, as the bucket watch saw them,
+/// go through the settings file's rules like the local server's events (pane ids are
+/// `machine/pane`; its dedupe mark is a file of its own beside the server's).
+struct Remote {
+    notifier: crate::notify::Notifier,
+}
+
+impl Remote {
+    fn start() -> anyhow::Result<Remote> {
+        let dir = crate::server::state_dir().join("fleet-board");
+        crate::server::private::own_dir(&dir)?;
+        let notifier = crate::notify::start(crate::notify::settings::default_path(), dir)?;
+        Ok(Remote { notifier })
+    }
+
+    fn moved(&self, moved: board::Moved) {
+        let mut state = moved.state;
+        state.pane = format!("{}/{}", moved.machine, state.pane);
+        // Numbered by the clock: increasing across restarts, so the dedupe mark holds.
+        let seq = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+        let event = crate::event::Event {
+            seq: crate::event::EventSeq(seq),
+            time: SystemTime::now(),
+            pane: std::sync::Arc::from(state.pane.as_str()),
+            cause: None,
+            change: crate::event::Change::Lifecycle {
+                from: moved.from,
+                to: state.lifecycle,
+                labels: state.labels.clone(),
+            },
+        };
+        self.notifier.send(vec![(event, Some(state))]);
+    }
 }
 
 /// How far typed keys move the selection; `None` on `q`, Ctrl-C or Ctrl-D.

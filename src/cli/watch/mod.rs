@@ -51,6 +51,10 @@ pub struct Args {
     /// The fleet board: every machine's panes from this NATS server (SPEC §16).
     #[arg(long, value_name = "URL", conflicts_with_all = ["demo", "socket"])]
     fleet: Option<String>,
+    /// With --fleet: notify (the settings file's `[[notify]]` rules) for every machine's panes
+    /// from this machine — for panes whose own server does not notify where you are.
+    #[arg(long, requires = "fleet")]
+    notify: bool,
     #[command(flatten)]
     nats: super::fleet::NatsArgs,
 }
@@ -58,7 +62,7 @@ pub struct Args {
 /// Runs `lookout watch`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let Some(url) = &args.fleet {
-        return fleet::run(url, args.nats, args.once, args.all);
+        return fleet::run(url, args.nats, args.once, args.all, args.notify);
     }
     let socket = args
         .socket
