@@ -305,6 +305,9 @@ def wjson(path, obj):
 MANUAL_PERMISSION_CASES = ("approve", "deny", "small", "background", "subagent", "narrow", "notitle",
                            "longtool", "firstrun")
 
+# cases recorded signed in to a (dummy) claude.ai subscription rather than with an API key
+SUBSCRIPTION_CASES = ("usagelimit",)
+
 CASES_ALL = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 
 
@@ -356,6 +359,15 @@ class Agent:
         m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)", out)
         return m.group(1) if m else "?"
 
+    # case "usagelimit": the screen the CLI shows when the mock says the usage limit is used up
+    # (a dialog or banner that waits: blocked; None: the CLI shows an error and returns to its prompt)
+    limit_screen = None
+    limit_lines = 14      # … looked for in this many last non-blank rows
+    limit_error = None    # the error line it prints instead of (or after) the dialog
+    limit_answer = ()     # keys that answer the dialog so the CLI gives up and is idle again
+    limit_again = ()      # keys that answer it so the CLI keeps waiting or retries (the dialog comes back)
+    limit_reopen = None   # a command that opens the limit's dialog again at the idle prompt
+    limit_wait = ()       # … and the keys that answer it "wait for the reset" (the banner comes back)
     cli_version = "?"     # what `--version` says (set by main)
     case = None           # the case being recorded (set by run_case before setup)
     signin = None         # regex of the first-run / sign-in screen shown without configuration
@@ -421,6 +433,14 @@ class Claude(Agent):
                     "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"})
         if self.case == "notitle":
             env["CLAUDE_CODE_DISABLE_TERMINAL_TITLE"] = "1"
+        if self.case in SUBSCRIPTION_CASES:
+            # a subscription's limits (the five-hour window) are shown only to a claude.ai sign-in:
+            # a dummy OAuth credential instead of the API key (nothing leaves 127.0.0.1 to check it)
+            del env["ANTHROPIC_API_KEY"]
+            wjson(HOME + "/.claude/.credentials.json", {"claudeAiOauth": {
+                "accessToken": "sk-ant-oat01-dummy-" + "0" * 40, "refreshToken": "sk-ant-ort01-dummy-" + "0" * 40,
+                "expiresAt": 4102444800000, "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"],
+                "subscriptionType": "max", "rateLimitTier": "default_claude_max_5x"}})
         if self.case in MANUAL_PERMISSION_CASES:
             # 2.1.3xx runs in auto mode by default (no permission prompt for a plain shell command):
             # the permission cases ask for the manual mode every release understands
@@ -432,6 +452,16 @@ class Claude(Agent):
             "autoUpdates": False,
             "projects": {PROJECT: {"hasTrustDialogAccepted": True, "allowedTools": [],
                                    "hasCompletedProjectOnboarding": True}}})
+
+    # signed in to a subscription: the footer banner "⚠ Usage limit reached · limit resets 2:50pm" /
+    # "Continuing automatically at 2:50pm · Esc to cancel" (Esc cancels); /rate-limit-options asks
+    # "What do you want to do?" with "Stop and wait for limit to reset" first
+    limit_screen = r"Usage limit reached · limit resets|What do you want to do\?[\s\S]*Stop and wait"
+    limit_lines = 8
+    limit_error = r"hit your (session |weekly )?limit|Request rejected \(429\)"
+    limit_answer = ("Escape",)
+    limit_reopen = "/rate-limit-options"
+    limit_wait = ("Down", "Enter")
 
     # 2.1.3xx asks once, at start, when settings ask for the manual mode: "Make auto mode your default
     # permission mode?" / "❯ Yes, set auto mode …" / "No, keep manual mode" — a settings question that
@@ -507,6 +537,9 @@ trust_level = "trusted"
         pane.wait(r"for shortcuts|^\s*\S+ default · ~/", self.startup_timeout, what="ready",
                   quiet=2.0)
 
+    # no dialog: "■ You've hit your usage limit. … try again at 2:51 PM." and the prompt is back
+    limit_error = r"hit your usage limit|Quota exceeded"
+
     signin = r"Sign in with ChatGPT|Provide your own API key"
 
     def setup_signin(self, env, port):
@@ -545,6 +578,13 @@ class Gemini(Agent):
             "ide": {"enabled": False, "hasSeenNudge": True},
             "model": {"name": "gemini-2.5-pro"},
             "ui": {"hideTips": True}})
+
+    # a box "Usage limit reached for all Pro models." over "● 1. Keep trying" / "2. Stop"
+    limit_screen = r"Usage limit reached[\s\S]*Keep trying"
+    limit_lines = 16
+    limit_error = r"Usage limit reached|exhausted your daily quota|Please wait and try again later"
+    limit_answer = ("Down", "Enter")
+    limit_again = ("Enter",)
 
     signin = r"How would you like to authenticate|Login with Google"
 
@@ -992,7 +1032,7 @@ SIZES = {"small": (80, 24), "narrow": (60, 20)}
 #   notitle   (claude) CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1: slow answer then the permission flow
 #   plan      (claude) plan mode (shift+tab) footer: a slow answer  i, w, w, i
 #   noanim    (codex) tui.animations = false: a slow answer       i, w, w, i
-EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool"]
+EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "usagelimit", "ratelimit"]
 
 
 # ---------------------------------------------------------------- scenarios
@@ -1253,6 +1293,70 @@ def sc_error(a, p):
     p.mark("i")
 
 
+def sc_usagelimit(a, p):
+    """The model API says the usage limit is used up (HTTP 429 in its own shape, every retry too).
+    A CLI that shows a usage-limit dialog or banner: blocked; answered so that it keeps waiting or
+    retries (`limit_again`), the screen comes back: blocked again; answered so that it stops
+    (`limit_answer`): idle. `limit_reopen`: a command that opens the limit's dialog again at the
+    idle prompt, answered with `limit_wait` (wait for the reset: its banner, blocked), then stopped.
+    A CLI that only prints an error and returns to its prompt: idle (the turn is over; nothing
+    waits for the person)."""
+    p.mark("i")
+    p.type("usage limit please", enter_key=a.submit)
+    if not a.limit_screen:
+        p.wait(a.limit_error, 60, what="limit-error")
+        a.is_idle(p, timeout=60)
+        p.mark("i")
+        time.sleep(1.5)
+        p.mark("i")
+        return
+
+    def blocked(what):
+        p.wait(a.limit_screen, 60, what=what, quiet=0.8, lines=a.limit_lines)
+        p.mark("b")
+        time.sleep(1.0)
+
+    def stop():
+        p.keys(*a.limit_answer)
+        p.wait(a.limit_screen, 20, gone=True, what="limit-screen-gone", lines=a.limit_lines)
+        a.is_idle(p, timeout=30)
+        p.mark("i")
+        time.sleep(1.5)
+        p.mark("i")
+
+    blocked("limit-screen")
+    p.mark("b")
+    if a.limit_again:
+        p.keys(*a.limit_again)
+        time.sleep(1.5)
+        blocked("limit-screen-again")
+    stop()
+    if a.limit_reopen:
+        p.type(a.limit_reopen, enter=False)
+        time.sleep(1.0)
+        p.keys("Enter")
+        blocked("limit-dialog")
+        p.keys(*a.limit_wait)
+        time.sleep(1.0)
+        blocked("limit-waiting")
+        stop()
+
+
+def sc_ratelimit(a, p):
+    """A per-minute rate limit: HTTP 429 with a 3 s retry-after for the first two requests, then
+    the answer. A CLI that retries shows its retry notice (working, never blocked) and then answers;
+    one that gives up prints the error and is idle. Either way the turn ends idle."""
+    p.mark("i")
+    p.type("rate limit please", enter_key=a.submit)
+    t = p.wait(a.answer + "|" + (a.limit_error or "$^") + "|" + (a.busy or "$^"), 30, what="rate-limit")
+    if a.busy and re.search(a.busy, bottom(t, a.busy_lines), re.M) and not re.search(a.answer, t):
+        time.sleep(0.5)
+        p.mark("w")
+    p.wait(a.answer + "|" + (a.limit_error or "$^") + "|Error|error", 60, what="rate-limit-end")
+    a.is_idle(p, timeout=60)
+    p.mark("i")
+
+
 def sc_longtool(a, p):
     """A command that runs 32 s with no output (approved first where the CLI asks): working."""
     p.mark("i")
@@ -1312,7 +1416,7 @@ def sc_noanim(a, p):
     sc_slow(a, p)
 
 
-SCENARIOS = {"edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
+SCENARIOS = {"usagelimit": sc_usagelimit, "ratelimit": sc_ratelimit, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
              "queued": sc_queued, "error": sc_error, "longtool": sc_longtool, "notitle": sc_notitle,
              "plan": sc_plan, "noanim": sc_noanim, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
@@ -1478,6 +1582,7 @@ def main():
         mock = Mock(dump=args.dump)
         env = fresh_home()
         env["LOOKOUT_CAPTURE"] = "1"
+        agent.case = args.cases[0] if args.cases else None
         agent.setup(env, mock.port)
         cols, rows = (80, 24) if "small" in args.cases else (120, 40)
         cmd = "cd %s && exec env -i %s %s" % (

@@ -32,6 +32,19 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "sub" + "agent" -> (Anthropic) the Agent/Task tool with a sub-agent asked for a slow answer
   contains "fail"          -> the API answers HTTP 400 with its own error body (not retried): the
                               turn ends in an API error
+  contains "usage limit"   -> HTTP 429, the account's usage limit / quota is used up (every request of
+                              that prompt, so retries fail too), in each API's own shape with its
+                              reset headers (see limit_error): Anthropic rate_limit_error with
+                              retry-after, anthropic-ratelimit-*-reset and the subscription's
+                              anthropic-ratelimit-unified-* headers; Responses usage_limit_reached
+                              with resets_at (Codex's ChatGPT plan limit); Chat insufficient_quota
+                              with x-ratelimit-reset-*; Gemini RESOURCE_EXHAUSTED with a per-day
+                              QuotaFailure. The reset is --limit-reset-minutes (default 150) ahead.
+  contains "rate limit"    -> HTTP 429, a per-minute rate limit (Anthropic rate_limit_error, OpenAI
+                              rate_limit_exceeded, Gemini RESOURCE_EXHAUSTED per minute) with a
+                              3 s retry-after, for the first --limit-retries (default 2) requests
+                              of that prompt; then the normal short answer (a client that retries
+                              gets through)
   contains "long tool"     -> a shell command that runs silently for --long-seconds (default 32 s),
                               asked for like "perm" (the CLI may ask first)
   otherwise                -> --scenario (default "short": a one-line answer)
@@ -116,6 +129,10 @@ def choose(text, has_tools):
         return "quick"
     if "fail" in t:
         return "error"
+    if "usage limit" in t:
+        return "usage_limit"
+    if "rate limit" in t:
+        return "rate_limit"
     if "long tool" in t:
         return "long"
     if "slow" in t:
@@ -352,6 +369,89 @@ def api_error(api):
     return {"error": {"message": msg, "type": "invalid_request_error", "param": None, "code": "mock_error"}}
 
 
+LIMIT_SEEN = {}  # (api, prompt) -> how many rate-limited requests were answered 429
+
+
+def limit_error(api, scen, prompt):
+    """(status, headers, body) of a 429 in the API's own shape, or None when a transient rate limit
+    has been answered often enough and the request should go through."""
+    now = time.time()
+    if scen == "rate_limit":
+        with LOCK:
+            n = LIMIT_SEEN.get((api, prompt), 0)
+            LIMIT_SEEN[(api, prompt)] = n + 1
+        if n >= ARGS.limit_retries:
+            return None
+        wait = 3
+    else:
+        wait = ARGS.limit_reset_minutes * 60
+    reset = now + wait
+    rfc3339 = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(reset))
+    h = {"retry-after": str(int(wait))}
+    if api == "anthropic":
+        for k in ("requests", "tokens", "input-tokens", "output-tokens"):
+            h["anthropic-ratelimit-%s-limit" % k] = "50" if k == "requests" else "40000"
+            h["anthropic-ratelimit-%s-remaining" % k] = "0"
+            h["anthropic-ratelimit-%s-reset" % k] = rfc3339
+        h["request-id"] = nid("req")
+        if scen == "usage_limit":  # a subscription's five-hour window used up
+            h.update({"anthropic-ratelimit-unified-status": "rejected",
+                      "anthropic-ratelimit-unified-reset": str(int(reset)),
+                      "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                      "anthropic-ratelimit-unified-5h-status": "rejected",
+                      "anthropic-ratelimit-unified-5h-reset": str(int(reset)),
+                      "anthropic-ratelimit-unified-5h-utilization": "1.0",
+                      "anthropic-ratelimit-unified-7d-status": "allowed",
+                      "anthropic-ratelimit-unified-7d-utilization": "0.42",
+                      "anthropic-ratelimit-unified-overage-status": "rejected",
+                      "anthropic-ratelimit-unified-fallback-percentage": "0.5"})
+            msg = "This request would exceed your account's rate limit. Please try again later."
+        else:
+            msg = ("This request would exceed the rate limit for your organization of 50 requests per "
+                   "minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.")
+        return 429, h, {"type": "error", "error": {"type": "rate_limit_error", "message": msg},
+                        "request_id": h["request-id"]}
+    if api == "gemini":
+        if scen == "usage_limit":
+            qid, retry = "GenerateRequestsPerDayPerProjectPerModel-FreeTier", "%ds" % wait
+            msg = ("You exceeded your current quota, please check your plan and billing details. For more "
+                   "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n"
+                   "* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier"
+                   "_requests, limit: 50, model: gemini-2.5-pro")
+        else:
+            qid, retry = "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "3s"
+            msg = ("You exceeded your current quota, please check your plan and billing details.\n"
+                   "* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier"
+                   "_requests, limit: 5, model: gemini-2.5-pro\nPlease retry in 3s.")
+        return 429, h, {"error": {"code": 429, "message": msg, "status": "RESOURCE_EXHAUSTED",
+                                  "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                "quotaId": qid, "quotaDimensions": {"location": "global", "model": "gemini-2.5-pro"},
+                "quotaValue": "50" if scen == "usage_limit" else "5"}]},
+            {"@type": "type.googleapis.com/google.rpc.Help", "links": [{
+                "description": "Learn more about Gemini API quotas",
+                "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry}]}}
+    # OpenAI (Chat Completions and Responses)
+    for k in ("requests", "tokens"):
+        h["x-ratelimit-limit-%s" % k] = "500" if k == "requests" else "30000"
+        h["x-ratelimit-remaining-%s" % k] = "0"
+        h["x-ratelimit-reset-%s" % k] = "%ds" % wait if wait < 60 else "%dm%ds" % (wait // 60, wait % 60)
+    h["x-request-id"] = nid("req")
+    if scen == "rate_limit":
+        return 429, h, {"error": {"message": "Rate limit reached for mock-model in organization org-mock on "
+                                             "requests per min (RPM): Limit 3, Used 3, Requested 1. Please try "
+                                             "again in 3s.", "type": "requests", "param": None,
+                                  "code": "rate_limit_exceeded"}}
+    if api == "responses":  # Codex signed in with a ChatGPT plan: its own usage-limit error
+        return 429, h, {"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                                  "plan_type": "plus", "resets_at": int(reset), "resets_in_seconds": int(wait)}}
+    return 429, h, {"error": {"message": "You exceeded your current quota, please check your plan and billing "
+                                         "details.", "type": "insufficient_quota", "param": None,
+                              "code": "insufficient_quota"}}
+
+
 def completion_tool(tools):
     for n, s in tools:
         if n.lower() in ("attempt_completion", "complete_task", "submit"):
@@ -390,9 +490,11 @@ class Handler(BaseHTTPRequestHandler):
         except Exception:
             return {}
 
-    def send_json(self, obj, code=200):
+    def send_json(self, obj, code=200, headers=None):
         data = json.dumps(obj).encode()
         self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -423,6 +525,18 @@ class Handler(BaseHTTPRequestHandler):
         self.chunk(s)
 
     # -- dispatch
+    def limited(self, api, scen, prompt):
+        """Answer a usage/rate-limit scenario with its 429; False when the request goes through."""
+        if scen not in ("usage_limit", "rate_limit"):
+            return False
+        e = limit_error(api, scen, prompt)
+        if e is None:
+            log("POST %s api=%s scenario=%s -> through" % (self.path, api, scen))
+            return False
+        log("POST %s api=%s scenario=%s -> 429" % (self.path, api, scen))
+        self.send_json(e[2], e[0], e[1])
+        return True
+
     def do_GET(self):
         path = self.path.split("?")[0]
         log("GET %s" % self.path)
@@ -489,6 +603,10 @@ class Handler(BaseHTTPRequestHandler):
         if scen == "error":
             log("POST %s api=anthropic scenario=error -> 400" % self.path)
             return self.send_json(api_error("anthropic"), 400)
+        if self.limited("anthropic", scen, utext):
+            return
+        if scen in ("usage_limit", "rate_limit"):
+            scen = "short"
         log("POST %s api=anthropic scenario=%s model=%s stream=%s tools=%d" % (
             self.path, scen, model, stream, len(tools)))
 
@@ -613,6 +731,10 @@ class Handler(BaseHTTPRequestHandler):
         if scen == "error":
             log("POST %s api=chat scenario=error -> 400" % self.path)
             return self.send_json(api_error("chat"), 400)
+        if self.limited("chat", scen, utext):
+            return
+        if scen in ("usage_limit", "rate_limit"):
+            scen = "short"
         log("POST %s api=chat scenario=%s model=%s stream=%s tools=%d%s" % (
             self.path, scen, model, stream, len(tools),
             " aider" if aider else " xml" if xml_tools else ""))
@@ -743,6 +865,10 @@ class Handler(BaseHTTPRequestHandler):
         if scen == "error":
             log("POST %s api=responses scenario=error -> 400" % self.path)
             return self.send_json(api_error("responses"), 400)
+        if self.limited("responses", scen, last_user):
+            return
+        if scen in ("usage_limit", "rate_limit"):
+            scen = "short"
         log("POST %s api=responses scenario=%s model=%s stream=%s tools=%d" % (
             self.path, scen, model, stream, len(tools)))
         text, slow, call = "", False, None
@@ -845,6 +971,10 @@ class Handler(BaseHTTPRequestHandler):
         if scen == "error":
             log("POST %s api=gemini scenario=error -> 400" % self.path)
             return self.send_json(api_error("gemini"), 400)
+        if self.limited("gemini", scen, utext):
+            return
+        if scen in ("usage_limit", "rate_limit"):
+            scen = "short"
         log("POST %s api=gemini scenario=%s model=%s stream=%s tools=%d%s" % (
             self.path.split("?")[0], scen, model, stream, len(tools), " json" if wants_json else ""))
         text, slow, call = "", False, None
@@ -905,6 +1035,10 @@ def main():
     ap.add_argument("--scenario", default="short", choices=["short", "slow", "perm", "write"])
     ap.add_argument("--slow-seconds", type=float, default=7.0)
     ap.add_argument("--long-seconds", type=int, default=32, help="how long the 'long tool' command runs")
+    ap.add_argument("--limit-reset-minutes", type=int, default=150,
+                    help="usage limit: how far ahead the reset time is")
+    ap.add_argument("--limit-retries", type=int, default=2,
+                    help="rate limit: how many requests of a prompt are answered 429 before one goes through")
     ap.add_argument("--dump", metavar="DIR", help="save every request body as DIR/<n>.json (debugging)")
     ap.add_argument("--project", metavar="DIR", help="the client's project folder (for absolute paths)")
     ARGS = ap.parse_args()
