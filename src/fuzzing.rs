@@ -24,7 +24,7 @@ fn catalog() -> Arc<Catalog> {
 pub fn protocol(data: &[u8]) {
     use crate::server::protocol::{Response, parse_line};
     let line = match parse_line(data) {
-        Ok((id, _)) => Response::ok(&id, serde_json::Value::Null),
+        Ok((id, _)) => Response::ok(&id, &serde_json::Value::Null),
         Err((id, error)) => Response::err(&id, error),
     };
     assert!(line.starts_with('{'), "{line}");

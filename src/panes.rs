@@ -115,6 +115,10 @@ pub struct PaneState {
     /// `unknown_pane`, "missing") may ever authorise recovery.
     #[serde(default)]
     pub liveness: Liveness,
+    /// What the agent's input box holds (SPEC §15): only proven emptiness is `empty`; a pane
+    /// stored or sent before the field existed reads `unknown`.
+    #[serde(default)]
+    pub composer: ComposerView,
 }
 
 /// Is the agent in this pane alive? Only what the process probe proves.
@@ -266,6 +270,7 @@ pub fn open_pane(
                 Wake::default(),
                 Glimpse::default(),
                 Drift::default(),
+                Composer::default(),
             ),
             (
                 Verdict::default(),
@@ -415,6 +420,10 @@ pub fn state(world: &World, id: &str) -> Result<PaneState, UnknownPane> {
         }),
         version: process.version.clone(),
         liveness: liveness(kind, process),
+        composer: get
+            .get::<Composer>()
+            .map(|c| c.0.clone())
+            .unwrap_or_default(),
     })
 }
 

@@ -16,7 +16,7 @@ fn report(served: &Served, pane: &str, seq: u64, state: &str) {
     let params = json!({"pane": pane, "source": "t:claude", "seq": seq, "state": state});
     served
         .client()
-        .call("report.state", params)
+        .call_raw("report.state", params)
         .expect("report");
 }
 
@@ -37,7 +37,7 @@ fn the_board_puts_the_pane_that_waits_longest_first_and_hides_plain_shells() {
     // Later by a whole second: `since` has millisecond resolution.
     let first = served
         .client()
-        .call("agent.get", json!({"pane": "b-blocked-first"}))
+        .call_raw("agent.get", json!({"pane": "b-blocked-first"}))
         .expect("get");
     wait_until(
         "a later second",
@@ -137,7 +137,7 @@ fn the_plugin_badges_windows_and_next_jumps_to_the_pane() {
         || {
             served
                 .client()
-                .call("agent.get", json!({"pane": id}))
+                .call_raw("agent.get", json!({"pane": id}))
                 .is_ok_and(|s| s["kind"] == "claude")
         },
         || tmux.screen(&far),

@@ -11,7 +11,7 @@ mod support;
 
 use lookout::panes::{Liveness, PaneState};
 use lookout::server::Client;
-use lookout::server::client::snapshot;
+use lookout::server::client::panes;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -77,13 +77,12 @@ impl Home {
     }
 
     fn info(&self) -> Option<Value> {
-        self.client()?.call("server.info", json!({})).ok()
+        self.client()?.call_raw("server.info", json!({})).ok()
     }
 
     fn panes(&self) -> Vec<PaneState> {
         self.client()
-            .and_then(|mut c| c.call("pane.list", json!({})).ok())
-            .and_then(|r| snapshot(r).ok())
+            .and_then(|mut c| panes(&mut c).ok())
             .map(|(_, panes)| panes)
             .unwrap_or_default()
     }
@@ -153,13 +152,13 @@ fn is(home: &Home, pane: &str, kind: &str, lifecycle: &str) -> bool {
 fn no_event_for(home: &Home, events: lookout::server::client::Events, pane: &str, why: &str) {
     let mut client = home.client().expect("client");
     let open = json!({"pane": "sentinel", "rows": 5, "cols": 20});
-    client.call("pane.open", open).expect("open");
+    client.call_raw("pane.open", open).expect("open");
     let started = json!({"pane": "sentinel", "event": "started", "argv": ["claude"]});
-    client.call("pane.process", started).expect("process");
+    client.call_raw("pane.process", started).expect("process");
     let session = json!({"pane": "sentinel", "source": "t:claude", "session": "s"});
-    client.call("report.session", session).expect("session");
+    client.call_raw("report.session", session).expect("session");
     let working = json!({"pane": "sentinel", "source": "t:claude", "seq": 1, "state": "working"});
-    client.call("report.state", working).expect("report");
+    client.call_raw("report.state", working).expect("report");
     for event in events {
         let event = event.expect("event");
         if event["pane"] == json!("sentinel") {

@@ -48,42 +48,42 @@ fn write(path: &Path, text: &str) {
 fn oversized_screens_are_refused_and_the_server_lives() {
     let (_dir, s) = served(50);
     let mut c = s.client();
-    let huge = c.call(
+    let huge = c.call_raw(
         "pane.open",
         json!({"pane": "huge", "rows": 65535, "cols": 65535}),
     );
     assert_eq!(code(&huge), "bad_params");
     assert!(format!("{huge:?}").contains("1..=500"), "{huge:?}");
-    c.call("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))
+    c.call_raw("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))
         .expect("open");
-    let resize = c.call(
+    let resize = c.call_raw(
         "pane.resize",
         json!({"pane": "p", "rows": 2000, "cols": 2000}),
     );
     assert_eq!(code(&resize), "bad_params");
     // 16 of the largest screens fit the budget; the 17th does not, until one closes.
     for i in 0..16 {
-        c.call(
+        c.call_raw(
             "pane.open",
             json!({"pane": format!("big{i}"), "rows": 500, "cols": 1000}),
         )
         .expect("a bounded pane opens");
     }
-    let over = c.call(
+    let over = c.call_raw(
         "pane.open",
         json!({"pane": "one-too-many", "rows": 500, "cols": 1000}),
     );
     assert_eq!(code(&over), "too_large", "{over:?}");
     assert_eq!(
-        code(&c.call(
+        code(&c.call_raw(
             "pane.resize",
             json!({"pane": "p", "rows": 500, "cols": 1000})
         )),
         "too_large"
     );
-    c.call("pane.close", json!({"pane": "big0"}))
+    c.call_raw("pane.close", json!({"pane": "big0"}))
         .expect("close");
-    c.call(
+    c.call_raw(
         "pane.open",
         json!({"pane": "one-too-many", "rows": 500, "cols": 1000}),
     )
@@ -189,13 +189,13 @@ fn a_big_add_on_manifest_switches_no_rule_off_in_check_explain_replay_or_server(
 
     let s = Served::start_in(dir.path(), 50);
     let mut c = s.client();
-    c.call(
+    c.call_raw(
         "pane.open",
         json!({"pane": "p", "rows": 24, "cols": 80, "kind": "claude"}),
     )
     .expect("open");
     let data = base64(PERMISSION_SCREEN.replace('\n', "\r\n").as_bytes());
-    c.call("pane.feed", json!({"pane": "p", "data": data}))
+    c.call_raw("pane.feed", json!({"pane": "p", "data": data}))
         .expect("feed");
     wait_until(
         "the server to read the permission dialog as blocked",
@@ -203,7 +203,7 @@ fn a_big_add_on_manifest_switches_no_rule_off_in_check_explain_replay_or_server(
         || {
             format!(
                 "{:?}",
-                s.client().call("agent.explain", json!({"pane": "p"}))
+                s.client().call_raw("agent.explain", json!({"pane": "p"}))
             )
         },
     );
@@ -287,7 +287,7 @@ fn fill(path: &Path) {
 }
 
 fn state_report(c: &mut lookout::server::Client, seq: u64, state: &str) -> String {
-    code(&c.call(
+    code(&c.call_raw(
         "report.state",
         json!({"pane": "p", "source": "hook:claude", "seq": seq, "state": state}),
     ))
@@ -318,7 +318,7 @@ fn a_report_is_acknowledged_only_once_stored_and_a_full_disk_says_so() {
         state_report(&mut c, seq, if i % 2 == 0 { "blocked" } else { "working" }) == "storage"
     });
     assert!(refused, "a report on a full disk was acknowledged");
-    let list = c.call("pane.list", json!({})).expect("pane.list");
+    let list = c.call_raw("pane.list", json!({})).expect("pane.list");
     assert_eq!(list["storage"]["ok"], false, "{list}");
     let status = s.command(&["status"]).output().expect("status");
     assert!(
@@ -335,7 +335,7 @@ fn a_report_is_acknowledged_only_once_stored_and_a_full_disk_says_so() {
     wait_until(
         "the server to store again",
         || {
-            c.call("pane.list", json!({}))
+            c.call_raw("pane.list", json!({}))
                 .is_ok_and(|l| l["storage"]["ok"] == true)
         },
         || log_of(dir.path()),
@@ -353,7 +353,7 @@ fn a_report_is_acknowledged_only_once_stored_and_a_full_disk_says_so() {
     }
     s.kill9();
     let s = serve_with_db(dir.path(), &db);
-    let after = s.client().call("pane.list", json!({})).expect("list");
+    let after = s.client().call_raw("pane.list", json!({})).expect("list");
     let stored = after["seq"].as_u64().expect("seq");
     assert!(
         stored >= last,
@@ -660,7 +660,7 @@ fn a_client_that_never_reads_is_bounded_and_told_too_slow() {
     let mut c = s.client();
     let long = "x".repeat(200);
     for i in 0..300 {
-        c.call(
+        c.call_raw(
             "pane.open",
             json!({"pane": format!("{long}-{i}"), "rows": 24, "cols": 80}),
         )
@@ -742,7 +742,7 @@ fn a_mirror_report_waits_for_its_pane_after_a_restart() {
     open_with(&mut c, "other", &["claude"]);
     announce(&mut c, "other", "hook:claude");
     for seq in 1..=3 {
-        c.call(
+        c.call_raw(
             "report.state",
             json!({"pane": "other", "source": "hook:claude", "seq": seq, "state": "working"}),
         )
@@ -759,7 +759,7 @@ fn a_mirror_report_waits_for_its_pane_after_a_restart() {
 
 fn c_state(s: &Served, pane: &str) -> serde_json::Value {
     s.client()
-        .call("agent.get", json!({"pane": pane}))
+        .call_raw("agent.get", json!({"pane": pane}))
         .unwrap_or_default()
 }
 
@@ -804,13 +804,13 @@ fn manifest_compiled_size_is_bounded_per_pattern_and_per_file() {
     let peak = peak_rss(s.child.id());
     assert!(peak < 256 << 20, "the server holds {} MiB", peak >> 20);
     let mut c = s.client();
-    c.call(
+    c.call_raw(
         "pane.open",
         json!({"pane": "h", "rows": 24, "cols": 80, "kind": "heavy"}),
     )
     .expect("open");
     let data = base64(b"r7-a\r\n");
-    c.call("pane.feed", json!({"pane": "h", "data": data}))
+    c.call_raw("pane.feed", json!({"pane": "h", "data": data}))
         .expect("feed");
     wait_until(
         "a rule of the heavy manifest to fire",
@@ -923,7 +923,7 @@ fn a_resize_flood_does_not_delay_other_clients() {
     let (_dir, s) = served(500);
     let mut c = s.client();
     for p in ["flood", "calm"] {
-        c.call("pane.open", json!({"pane": p, "rows": 24, "cols": 80}))
+        c.call_raw("pane.open", json!({"pane": p, "rows": 24, "cols": 80}))
             .expect("open");
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -965,7 +965,7 @@ fn a_resize_flood_does_not_delay_other_clients() {
     let end = Instant::now() + std::time::Duration::from_secs(2);
     while Instant::now() < end {
         let t = Instant::now();
-        c.call("agent.get", json!({"pane": "calm"}))
+        c.call_raw("agent.get", json!({"pane": "calm"}))
             .expect("agent.get");
         worst = worst.max(t.elapsed());
     }
@@ -988,7 +988,7 @@ fn escapes_in_pane_ids_never_reach_the_terminal() {
     let mut c = s.client();
     let evil = "evil\x1b]0;pwned\x07\x1b[2J\u{9b}31m";
     // An agent pane (the board leaves plain shells out).
-    c.call(
+    c.call_raw(
         "pane.open",
         json!({"pane": evil, "rows": 24, "cols": 80, "kind": "claude"}),
     )
@@ -1084,13 +1084,13 @@ fn the_event_log_is_pruned_to_its_retention() {
     announce(&mut c, "p", "hook:claude");
     for seq in 1..=6 {
         let state = if seq % 2 == 0 { "working" } else { "blocked" };
-        c.call(
+        c.call_raw(
             "report.state",
             json!({"pane": "p", "source": "hook:claude", "seq": seq, "state": state}),
         )
         .expect("report");
     }
-    let last = c.call("pane.list", json!({})).expect("list")["seq"]
+    let last = c.call_raw("pane.list", json!({})).expect("list")["seq"]
         .as_u64()
         .expect("seq");
     assert!(last >= 6, "events were logged");
@@ -1107,7 +1107,7 @@ fn the_event_log_is_pruned_to_its_retention() {
     wait_until(
         "old events to be pruned",
         || {
-            let _ = c.call("agent.get", json!({"pane": "p"}));
+            let _ = c.call_raw("agent.get", json!({"pane": "p"}));
             count() == format!("(1, {last})")
         },
         count,

@@ -23,7 +23,7 @@ fn settings(dir: &Path, text: &str) {
 /// A pane whose (stand-in) claude reports `state`.
 fn report(client: &mut Client, pane: &str, seq: u64, state: &str) {
     let params = json!({"pane": pane, "source": "t:claude", "seq": seq, "state": state});
-    client.call("report.state", params).expect("report");
+    client.call_raw("report.state", params).expect("report");
 }
 
 fn agent(client: &mut Client, pane: &str) {
@@ -247,7 +247,7 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
             "the agent identified",
             || {
                 client
-                    .call("agent.get", json!({"pane": id(pane)}))
+                    .call_raw("agent.get", json!({"pane": id(pane)}))
                     .is_ok_and(|s| s["kind"] == "claude")
             },
             || tmux.screen(pane),
@@ -286,7 +286,7 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
     report(&mut client, &id(&hidden), 3, "done");
     let unread = |client: &mut Client| {
         client
-            .call("agent.get", json!({"pane": id(&hidden)}))
+            .call_raw("agent.get", json!({"pane": id(&hidden)}))
             .is_ok_and(|s| s["unread"] == true)
     };
     wait_until("done, unread", || unread(&mut client), String::new);
@@ -327,7 +327,7 @@ fn typing_into_a_run_pane_sees_it_and_keeps_its_notifications_quiet() {
         &[("LOOKOUT_SOCKET", &socket), ("XDG_STATE_HOME", &state_dir)],
     );
     let mut client = served.client();
-    let get = |client: &mut Client| client.call("agent.get", json!({"pane": "typed"})).ok();
+    let get = |client: &mut Client| client.call_raw("agent.get", json!({"pane": "typed"})).ok();
     wait_until(
         "the pane",
         || get(&mut client).is_some_and(|s| s["kind"] == "claude"),
@@ -402,7 +402,7 @@ fn the_terminal_sink_asks_the_panes_own_terminal_else_a_board() {
         "the run pane",
         || {
             client
-                .call("agent.get", json!({"pane": "own"}))
+                .call_raw("agent.get", json!({"pane": "own"}))
                 .is_ok_and(|s| s["kind"] == "claude")
         },
         || own.text(),
@@ -412,10 +412,10 @@ fn the_terminal_sink_asks_the_panes_own_terminal_else_a_board() {
         "two listeners",
         || {
             client
-                .call("server.info", json!({}))
+                .call_raw("server.info", json!({}))
                 .is_ok_and(|i| i["listeners"] == 2)
         },
-        || format!("{:?}", served.client().call("server.info", json!({}))),
+        || format!("{:?}", served.client().call_raw("server.info", json!({}))),
     );
     own.type_line("b");
     wait_until(

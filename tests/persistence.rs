@@ -13,7 +13,7 @@ use support::server::*;
 use support::wait_until;
 
 fn report(c: &mut lookout::server::Client, pane: &str, seq: u64, state: &str) -> Value {
-    c.call(
+    c.call_raw(
         "report.state",
         json!({"pane": pane, "source": "hook:claude", "seq": seq, "state": state}),
     )
@@ -32,29 +32,33 @@ fn a_restarted_server_resumes_panes_and_forgets_closed_ones() {
         report(&mut c, p, 1, "working");
     }
     let status = json!({"v": 1, "blocking": 1, "agents": 2, "gates": ["Merge #30"]});
-    c.call(
+    c.call_raw(
         "report.turn_end",
         json!({"pane": "keep", "source": "hook:claude", "seq": 2, "status": status}),
     )
     .expect("turn_end");
-    let before = c.call("agent.get", json!({"pane": "keep"})).expect("get");
-    let seq_before = c.call("pane.list", json!({})).expect("list")["seq"]
+    let before = c
+        .call_raw("agent.get", json!({"pane": "keep"}))
+        .expect("get");
+    let seq_before = c.call_raw("pane.list", json!({})).expect("list")["seq"]
         .as_u64()
         .expect("seq");
-    c.call("pane.close", json!({"pane": "gone"}))
+    c.call_raw("pane.close", json!({"pane": "gone"}))
         .expect("close");
     assert!(s.stop().success());
 
     let s = Served::start_in(dir.path(), 30);
     let mut c = s.client();
     assert_eq!(
-        c.call("pane.list", json!({})).expect("list")["seq"],
+        c.call_raw("pane.list", json!({})).expect("list")["seq"],
         seq_before,
         "numbering continues"
     );
-    c.call("pane.open", json!({"pane": "keep", "rows": 24, "cols": 80}))
+    c.call_raw("pane.open", json!({"pane": "keep", "rows": 24, "cols": 80}))
         .expect("reopen");
-    let after = c.call("agent.get", json!({"pane": "keep"})).expect("get");
+    let after = c
+        .call_raw("agent.get", json!({"pane": "keep"}))
+        .expect("get");
     for field in [
         "lifecycle",
         "input_required",
@@ -67,9 +71,11 @@ fn a_restarted_server_resumes_panes_and_forgets_closed_ones() {
     }
     assert_eq!(after["lifecycle"], "blocked");
     assert_eq!(after["labels"], json!(["gate ×1", "2 agents"]));
-    c.call("pane.open", json!({"pane": "gone", "rows": 24, "cols": 80}))
+    c.call_raw("pane.open", json!({"pane": "gone", "rows": 24, "cols": 80}))
         .expect("reopen");
-    let fresh = c.call("agent.get", json!({"pane": "gone"})).expect("get");
+    let fresh = c
+        .call_raw("agent.get", json!({"pane": "gone"}))
+        .expect("get");
     assert_eq!(
         (fresh["lifecycle"].as_str(), fresh["cause"].is_null()),
         (Some("idle"), true),
@@ -79,12 +85,12 @@ fn a_restarted_server_resumes_panes_and_forgets_closed_ones() {
     open_proc(&mut c, "keep");
     announce(&mut c, "keep", "hook:claude");
     report(&mut c, "keep", 1, "done");
-    let list = c.call("pane.list", json!({})).expect("list");
+    let list = c.call_raw("pane.list", json!({})).expect("list");
     assert!(list["seq"].as_u64().expect("seq") > seq_before);
 }
 
 fn open_proc(c: &mut lookout::server::Client, pane: &str) {
-    c.call(
+    c.call_raw(
         "pane.process",
         json!({"pane": pane, "event": "started", "pid": 7, "argv": ["claude"]}),
     )
@@ -130,7 +136,7 @@ fn kill_9_mid_load_loses_at_most_the_tick_in_flight() {
                             .entry(p.clone())
                             .or_insert(("idle".into(), None))
                             .1 = Some(state.clone());
-                        let r = c.call(
+                        let r = c.call_raw(
                             "report.state",
                             json!({"pane": p, "source": "hook:claude", "seq": seq, "state": state}),
                         );
@@ -174,9 +180,9 @@ fn kill_9_mid_load_loses_at_most_the_tick_in_flight() {
     let mut c = s.client();
     let acked = acked.lock().expect("lock").clone();
     for p in &panes {
-        c.call("pane.open", json!({"pane": p, "rows": 24, "cols": 80}))
+        c.call_raw("pane.open", json!({"pane": p, "rows": 24, "cols": 80}))
             .expect("reopen");
-        let got = c.call("agent.get", json!({"pane": p})).expect("get")["lifecycle"]
+        let got = c.call_raw("agent.get", json!({"pane": p})).expect("get")["lifecycle"]
             .as_str()
             .expect("lifecycle")
             .to_owned();

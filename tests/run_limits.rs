@@ -4,7 +4,7 @@
 
 mod support;
 
-use lookout::server::client::snapshot;
+use lookout::server::client::panes;
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -14,18 +14,13 @@ use support::{LOOKOUT, wait_until};
 fn pane_text(served: &Served, pane: &str) -> Option<String> {
     let explained = served
         .client()
-        .call("agent.explain", json!({ "pane": pane }))
+        .call_raw("agent.explain", json!({ "pane": pane }))
         .ok()?;
     Some(explained.to_string())
 }
 
 fn listed(served: &Served, pane: &str) -> bool {
-    served
-        .client()
-        .call("pane.list", json!({}))
-        .ok()
-        .and_then(|r| snapshot(r).ok())
-        .is_some_and(|(_, panes)| panes.iter().any(|p| p.pane == pane))
+    panes(&mut served.client()).is_ok_and(|(_, panes)| panes.iter().any(|p| p.pane == pane))
 }
 
 #[test]

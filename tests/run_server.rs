@@ -5,7 +5,7 @@
 mod support;
 
 use lookout::server::Client;
-use lookout::server::client::snapshot;
+use lookout::server::client::panes;
 use serde_json::json;
 use std::path::Path;
 use support::fake_claude::fake_claude;
@@ -26,7 +26,7 @@ fn claude_path(dir: &Path) -> String {
 
 fn lifecycle(socket: &Path, pane: &str) -> Option<String> {
     let mut client = Client::connect(socket).ok()?;
-    let (_, panes) = snapshot(client.call("pane.list", json!({})).ok()?).ok()?;
+    let (_, panes) = panes(&mut client).ok()?;
     panes
         .into_iter()
         .find(|p| p.pane == pane)
@@ -123,7 +123,7 @@ fn without_a_server_run_starts_the_per_user_one_and_leaves_it_running() {
     );
     // `lookout run` is gone; the server it started is not (SPEC §12).
     let mut client = Client::connect(&socket).expect("the server outlives run");
-    let info = client.call("server.info", json!({})).expect("info");
+    let info = client.call_raw("server.info", json!({})).expect("info");
     assert!(info["pid"].as_u64().is_some(), "{info}");
     let stop = std::process::Command::new(LOOKOUT)
         .args(["stop", "--socket"])

@@ -21,11 +21,56 @@ fn served(tick_ms: u64) -> (tempfile::TempDir, Served) {
     (dir, served)
 }
 
+/// The method table is the protocol: every feature `hello` announces is documented, every method
+/// in the table parses its example and a real server answers it as a method it knows (never
+/// `unknown_method`, never a routing or encoding failure), and an unknown `report.*` is an
+/// unknown method, as the docs say.
+#[test]
+fn every_feature_of_the_table_is_documented_parsed_and_answered() {
+    use lookout::server::protocol::{EXAMPLES, FEATURES};
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/protocol.md"))
+        .expect("docs/protocol.md");
+    let (_dir, s) = served(50);
+    let hello = s.client().call_raw("hello", json!({})).expect("hello");
+    let announced: Vec<&str> = hello["features"]
+        .as_array()
+        .expect("features")
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert_eq!(announced, FEATURES, "hello announces the table");
+    for feature in FEATURES {
+        assert!(
+            docs.contains(&format!("`{feature}`")),
+            "docs/protocol.md does not document `{feature}`"
+        );
+    }
+    let mut setup = s.client();
+    setup
+        .call_raw("pane.open", json!({"pane": "q", "rows": 24, "cols": 80}))
+        .expect("open");
+    for (method, params) in EXAMPLES {
+        // each on a connection of its own: `subscribe` and `notify.listen` turn theirs into streams
+        let mut raw = Raw::connect(&s.socket);
+        let line = format!(r#"{{"id":7,"method":"{method}","params":{params}}}"#);
+        let answer = raw.ask(&line);
+        assert_eq!(answer["id"], 7, "{method}: {answer}");
+        let code = answer["error"]["code"].as_str().unwrap_or("ok");
+        assert!(
+            !["unknown_method", "internal", "bad_request"].contains(&code),
+            "{method} answered {answer}"
+        );
+    }
+    let mut raw = Raw::connect(&s.socket);
+    let unknown = raw.ask(r#"{"id":1,"method":"report.nope","params":{"pane":"q"}}"#);
+    assert_eq!(unknown["error"]["code"], "unknown_method", "{unknown}");
+}
+
 #[test]
 fn every_method_answers() {
     let (_dir, s) = served(50);
     let mut c = s.client();
-    let hello = c.call("hello", json!({})).expect("hello");
+    let hello = c.call_raw("hello", json!({})).expect("hello");
     assert_eq!(hello["protocol"], 1);
     for f in [
         "report.state",
@@ -43,44 +88,44 @@ fn every_method_answers() {
         );
     }
     assert_eq!(
-        c.call("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))
+        c.call_raw("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))
             .expect("open"),
         json!({"pane": "p"})
     );
     assert_eq!(
-        code(&c.call("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))),
+        code(&c.call_raw("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))),
         "pane_exists"
     );
     let data = base64_encode(b"hello \x1b[1mworld\x1b[0m\r\n$ ");
     assert_eq!(
-        c.call("pane.feed", json!({"pane": "p", "data": data}))
+        c.call_raw("pane.feed", json!({"pane": "p", "data": data}))
             .expect("feed"),
         json!({})
     );
     assert_eq!(
-        c.call("pane.resize", json!({"pane": "p", "rows": 30, "cols": 100}))
+        c.call_raw("pane.resize", json!({"pane": "p", "rows": 30, "cols": 100}))
             .expect("resize"),
         json!({})
     );
-    let g = c.call(
+    let g = c.call_raw(
         "pane.process",
         json!({"pane": "p", "event": "started", "pid": 1, "argv": ["/usr/bin/claude", "--x"]}),
     );
     assert_eq!(g.expect("process")["generation"], 1);
     assert_eq!(
-        c.call(
+        c.call_raw(
             "report.session",
             json!({"pane": "p", "source": "hook:claude", "session": "s"})
         )
         .expect("session"),
         json!({})
     );
-    let r = c.call(
+    let r = c.call_raw(
         "report.state",
         json!({"pane": "p", "source": "hook:claude", "seq": 1, "state": "working"}),
     );
     assert_eq!(r.expect("state"), json!({"applied": true, "changed": true}));
-    let got = c.call("agent.get", json!({"pane": "p"})).expect("get");
+    let got = c.call_raw("agent.get", json!({"pane": "p"})).expect("get");
     assert_eq!(
         (
             got["lifecycle"].as_str(),
@@ -92,7 +137,7 @@ fn every_method_answers() {
     assert_eq!(got["cause"], "hook:hook:claude");
     let status =
         json!({"v": 1, "agent": "claude", "blocking": 2, "agents": 3, "gates": ["Merge #30"]});
-    let r = c.call(
+    let r = c.call_raw(
         "report.turn_end",
         json!({"pane": "p", "source": "hook:claude", "seq": 2, "status": status}),
     );
@@ -100,12 +145,12 @@ fn every_method_answers() {
         r.expect("turn_end"),
         json!({"applied": true, "changed": true})
     );
-    let list = c.call("pane.list", json!({})).expect("list");
+    let list = c.call_raw("pane.list", json!({})).expect("list");
     assert_eq!(list["panes"][0]["lifecycle"], "blocked");
     assert_eq!(list["panes"][0]["labels"], json!(["gate ×2", "3 agents"]));
     assert!(list["seq"].as_u64().expect("seq") >= 3);
     let x = c
-        .call("agent.explain", json!({"pane": "p"}))
+        .call_raw("agent.explain", json!({"pane": "p"}))
         .expect("explain");
     assert_eq!(
         x["policy"], "evidence",
@@ -115,34 +160,35 @@ fn every_method_answers() {
         x["regions"].is_object() && x["rules"].as_array().is_some_and(|r| !r.is_empty()),
         "{x}"
     );
-    let r = c.call(
+    let r = c.call_raw(
         "report.state",
         json!({"pane": "p", "source": "hook:claude", "seq": 3, "state": "done"}),
     );
     assert_eq!(r.expect("done"), json!({"applied": true, "changed": true}));
     assert_eq!(
-        c.call("agent.get", json!({"pane": "p"})).expect("get")["unread"],
+        c.call_raw("agent.get", json!({"pane": "p"})).expect("get")["unread"],
         true
     );
     assert_eq!(
-        c.call("pane.seen", json!({"pane": "p"})).expect("seen"),
+        c.call_raw("pane.seen", json!({"pane": "p"})).expect("seen"),
         json!({})
     );
     wait_until(
         "unread to clear",
-        || c.call("agent.get", json!({"pane": "p"})).expect("get")["unread"] == false,
+        || c.call_raw("agent.get", json!({"pane": "p"})).expect("get")["unread"] == false,
         String::new,
     );
     let g = c
-        .call("pane.process", json!({"pane": "p", "event": "exited"}))
+        .call_raw("pane.process", json!({"pane": "p", "event": "exited"}))
         .expect("exited");
     assert_eq!(g["generation"], 1);
     assert_eq!(
-        c.call("pane.close", json!({"pane": "p"})).expect("close"),
+        c.call_raw("pane.close", json!({"pane": "p"}))
+            .expect("close"),
         json!({})
     );
     assert_eq!(
-        code(&c.call("agent.get", json!({"pane": "p"}))),
+        code(&c.call_raw("agent.get", json!({"pane": "p"}))),
         "unknown_pane"
     );
 }
@@ -154,7 +200,7 @@ fn every_error_code_and_the_connection_stays_usable() {
     open_with(&mut c, "p", &["claude"]);
     open_with(&mut c, "sh", &["bash"]);
     announce(&mut c, "p", "hook:claude");
-    let before = c.call("pane.list", json!({})).expect("list");
+    let before = c.call_raw("pane.list", json!({})).expect("list");
     let mut raw = s.raw();
     let bad: &[(&str, &str)] = &[
         ("{not json", "bad_request"),
@@ -241,7 +287,7 @@ fn every_error_code_and_the_connection_stays_usable() {
     let stale = raw.ask(r#"{"id":16,"method":"report.state","params":{"pane":"p","source":"hook:claude","seq":5,"state":"blocked"}}"#);
     assert_eq!(stale["error"]["code"], "stale_seq");
     // Refusals changed nothing: only the one accepted report moved `p`.
-    let after = c.call("pane.list", json!({})).expect("list");
+    let after = c.call_raw("pane.list", json!({})).expect("list");
     assert_eq!(
         after["panes"][1], before["panes"][1],
         "the shell pane is untouched"
@@ -260,7 +306,7 @@ fn wait_answers_on_transition_not_on_current_state() {
     let mut c = s.client();
     open_with(&mut c, "p", &["claude"]);
     announce(&mut c, "p", "hook:claude");
-    c.call(
+    c.call_raw(
         "report.state",
         json!({"pane": "p", "source": "hook:claude", "seq": 1, "state": "working"}),
     )
@@ -269,7 +315,7 @@ fn wait_answers_on_transition_not_on_current_state() {
     let waiter = std::thread::spawn(move || {
         let mut w = Client::connect(&socket).expect("connect");
         // Already working: waiting for working must not return at once.
-        w.call(
+        w.call_raw(
             "agent.wait",
             json!({"pane": "p", "until": ["working", "done"], "timeout_ms": 10_000}),
         )
@@ -284,7 +330,7 @@ fn wait_answers_on_transition_not_on_current_state() {
         !waiter.is_finished(),
         "agent.wait returned for a state the pane was already in"
     );
-    c.call(
+    c.call_raw(
         "report.state",
         json!({"pane": "p", "source": "hook:claude", "seq": 2, "state": "blocked"}),
     )
@@ -296,7 +342,7 @@ fn wait_answers_on_transition_not_on_current_state() {
         waited.status
     );
     assert!(String::from_utf8_lossy(&waited.stdout).contains("\"blocked\""));
-    c.call(
+    c.call_raw(
         "report.state",
         json!({"pane": "p", "source": "hook:claude", "seq": 3, "state": "done"}),
     )
@@ -371,7 +417,7 @@ fn subscribe_then_reconcile_under_load() {
                         json!({"pane": p, "source": "hook:claude", "seq": round + 1, "state": state}),
                     )
                 };
-                w.call(method, params).expect("report");
+                w.call_raw(method, params).expect("report");
             }
         }
     });
@@ -405,12 +451,12 @@ fn subscribe_then_reconcile_under_load() {
     // A marker event everybody will see last: open a pane and move it.
     open_with(&mut c, "stop", &["claude"]);
     announce(&mut c, "stop", "hook:claude");
-    c.call(
+    c.call_raw(
         "report.state",
         json!({"pane": "stop", "source": "hook:claude", "seq": 1, "state": "working"}),
     )
     .expect("marker");
-    let truth: BTreeMap<String, Value> = c.call("pane.list", json!({})).expect("list")["panes"]
+    let truth: BTreeMap<String, Value> = c.call_raw("pane.list", json!({})).expect("list")["panes"]
         .as_array()
         .expect("panes")
         .iter()
@@ -456,7 +502,7 @@ fn a_slow_subscriber_is_dropped_with_a_reason_and_the_tick_goes_on() {
     }
     // The tick never waited: a fresh report is still answered promptly.
     let t = Instant::now();
-    c.call(
+    c.call_raw(
         "report.state",
         json!({"pane": "p0", "source": "hook:claude", "seq": 1000, "state": "done"}),
     )
@@ -532,7 +578,7 @@ fn socket_is_private_and_a_live_socket_is_not_stolen() {
     assert!(s.socket.exists());
     let again = Served::start_in(dir.path(), 50);
     assert_eq!(
-        again.client().call("hello", json!({})).expect("hello")["protocol"],
+        again.client().call_raw("hello", json!({})).expect("hello")["protocol"],
         1
     );
 }
@@ -579,7 +625,7 @@ fn hundred_clients_ten_thousand_reports() {
     );
     // The tick is still on time: a fresh wait for a transition resolves within a few ticks.
     let t = Instant::now();
-    c.call(
+    c.call_raw(
         "report.state",
         json!({"pane": "p0", "source": "hook:claude", "seq": 10_000, "state": "blocked"}),
     )
@@ -610,7 +656,7 @@ fn hooks_from_a_stand_in_agent_land_and_a_shell_is_refused() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let mut c = s.client();
     let (seq0, _, events) = s.client().subscribe().expect("subscribe");
-    c.call(
+    c.call_raw(
         "pane.open",
         json!({"pane": "agent", "rows": 24, "cols": 80}),
     )
@@ -631,7 +677,7 @@ fn hooks_from_a_stand_in_agent_land_and_a_shell_is_refused() {
         .env("XDG_STATE_HOME", dir.path().join("state"));
     let mut child = agent.spawn().expect("start the stand-in agent");
     let argv = ["claude"];
-    c.call(
+    c.call_raw(
         "pane.process",
         json!({"pane": "agent", "event": "started", "pid": child.id(), "argv": argv}),
     )
@@ -654,12 +700,12 @@ fn hooks_from_a_stand_in_agent_land_and_a_shell_is_refused() {
     assert_eq!(path_taken, ["working", "blocked", "working", "done"]);
     // The same hook from a plain shell pane is refused, with a reason: exit 0 (a hook never holds
     // up its agent, §13), or 1 with --strict.
-    c.call(
+    c.call_raw(
         "pane.open",
         json!({"pane": "shell", "rows": 24, "cols": 80}),
     )
     .expect("open");
-    c.call(
+    c.call_raw(
         "pane.process",
         json!({"pane": "shell", "event": "started", "pid": 1, "argv": ["bash"]}),
     )
@@ -710,7 +756,7 @@ fn mirror_file_is_ingested_when_the_socket_was_down() {
         || lifecycle(&mut s.client(), "p"),
     );
     assert_eq!(
-        c.call("agent.get", json!({"pane": "p"})).expect("get")["labels"],
+        c.call_raw("agent.get", json!({"pane": "p"})).expect("get")["labels"],
         json!(["gate ×1"])
     );
     wait_until(
@@ -729,7 +775,10 @@ fn mirror_file_is_ingested_when_the_socket_was_down() {
         || s.mirror.join("junk.json.bad").exists(),
         String::new,
     );
-    assert_eq!(c.call("hello", json!({})).expect("hello")["protocol"], 1);
+    assert_eq!(
+        c.call_raw("hello", json!({})).expect("hello")["protocol"],
+        1
+    );
 }
 
 #[test]
@@ -760,7 +809,7 @@ fn status_and_events_clis() {
         serde_json::from_str(&lines.next().expect("line").expect("read")).expect("json");
     assert_eq!(first["panes"][0]["pane"], "alpha");
     announce(&mut c, "alpha", "hook:claude");
-    c.call(
+    c.call_raw(
         "report.state",
         json!({"pane": "alpha", "source": "hook:claude", "seq": 1, "state": "working"}),
     )
@@ -808,10 +857,10 @@ fn arbitrary_lines_to_a_live_server_change_nothing() {
     open_with(&mut c, "p", &["claude"]);
     wait_until(
         "the process start to apply",
-        || c.call("agent.get", json!({"pane": "p"})).expect("get")["generation"] == 1,
+        || c.call_raw("agent.get", json!({"pane": "p"})).expect("get")["generation"] == 1,
         String::new,
     );
-    let before = c.call("pane.list", json!({})).expect("list");
+    let before = c.call_raw("pane.list", json!({})).expect("list");
     let raw = std::cell::RefCell::new(s.raw());
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
         cases: 200,
@@ -832,7 +881,7 @@ fn arbitrary_lines_to_a_live_server_change_nothing() {
             Ok(())
         })
         .expect("every garbage line answered with an error");
-    let after = c.call("pane.list", json!({})).expect("list");
+    let after = c.call_raw("pane.list", json!({})).expect("list");
     assert_eq!(before, after);
 }
 
@@ -853,10 +902,10 @@ fn an_agent_newer_than_its_recordings_is_flagged_stale_with_its_probed_version()
     std::fs::set_permissions(&agent, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let s = Served::start_in(dir.path(), 50);
     let mut c = s.client();
-    c.call("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))
+    c.call_raw("pane.open", json!({"pane": "p", "rows": 24, "cols": 80}))
         .expect("open");
     let argv = [agent.display().to_string()];
-    c.call(
+    c.call_raw(
         "pane.process",
         json!({"pane": "p", "event": "started", "argv": argv}),
     )
@@ -865,7 +914,7 @@ fn an_agent_newer_than_its_recordings_is_flagged_stale_with_its_probed_version()
     wait_until(
         "the probed version and rules_stale on the pane",
         || {
-            let got = c.call("agent.get", json!({"pane": "p"})).expect("get");
+            let got = c.call_raw("agent.get", json!({"pane": "p"})).expect("get");
             let stale = got["rules_stale"].as_str().is_some();
             *last.borrow_mut() = got;
             stale

@@ -5,7 +5,7 @@
 
 mod support;
 
-use lookout::server::client::snapshot;
+use lookout::server::client::panes;
 use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -45,7 +45,7 @@ fn attach(served: &Served, name: &str, set_options: bool) {
 }
 
 fn state(served: &Served, pane: &str) -> Option<lookout::panes::PaneState> {
-    let (_, panes) = snapshot(served.client().call("pane.list", json!({})).ok()?).ok()?;
+    let (_, panes) = panes(&mut served.client()).ok()?;
     panes.into_iter().find(|p| p.pane == pane)
 }
 
@@ -220,7 +220,7 @@ fn a_tmux_server_that_goes_away_takes_its_panes_and_its_source_with_it() {
     let sources = || {
         served
             .client()
-            .call("source.list", json!({}))
+            .call_raw("source.list", json!({}))
             .expect("source.list")["sources"]
             .as_array()
             .map_or(0, Vec::len)

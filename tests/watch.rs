@@ -63,24 +63,24 @@ const RULE: &str = "────────────────────
 
 fn put(client: &mut Client, pane: &str, screens: &[&str]) {
     client
-        .call(
+        .call_raw(
             "pane.open",
             json!({"pane": pane, "rows": 24, "cols": 80, "kind": "claude"}),
         )
         .expect("open");
     let started = json!({"pane": pane, "event": "started", "pid": 1, "argv": ["claude"]});
-    client.call("pane.process", started).expect("process");
+    client.call_raw("pane.process", started).expect("process");
     for screen in screens {
         let data = base64::engine::general_purpose::STANDARD.encode(screen);
         client
-            .call("pane.feed", json!({"pane": pane, "data": data}))
+            .call_raw("pane.feed", json!({"pane": pane, "data": data}))
             .expect("feed");
     }
 }
 
 fn lifecycle_of(client: &mut Client, pane: &str) -> String {
     let state = client
-        .call("agent.get", json!({ "pane": pane }))
+        .call_raw("agent.get", json!({ "pane": pane }))
         .expect("agent.get");
     state["lifecycle"].as_str().unwrap_or_default().to_owned()
 }
@@ -101,7 +101,7 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
     );
     let idle = format!("\x1b[2J\x1b[H● Done.\r\n{RULE}\r\n> \r\n{RULE}\r\n");
     client
-        .call("pane.feed", json!({"pane": "test:done", "data": base64::engine::general_purpose::STANDARD.encode(idle)}))
+        .call_raw("pane.feed", json!({"pane": "test:done", "data": base64::engine::general_purpose::STANDARD.encode(idle)}))
         .expect("feed");
     wait_until(
         "test:done done",
@@ -137,10 +137,11 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
     wait_until(
         "the board's own tmux pane",
         || {
-            lookout::server::client::snapshot(
-                client.call("pane.list", json!({})).expect("pane.list"),
-            )
-            .is_ok_and(|(_, panes)| panes.iter().any(|p| p.pane == own))
+            lookout::server::client::panes(&mut client)
+                .expect("pane.list")
+                .1
+                .iter()
+                .any(|p| p.pane == own)
                 && term
                     .screen()
                     .lines()

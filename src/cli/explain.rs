@@ -5,6 +5,7 @@
 
 use crate::manifest::Catalog;
 use crate::rules::{Explanation, Look};
+use crate::server::protocol::params::AgentExplain;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -138,46 +139,40 @@ pub fn print_explanation(e: &Explanation) {
 /// pane's state and the drift advice last (what a person acts on).
 fn live(pane: &str, socket: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(socket)?;
-    let v = client.call("agent.explain", serde_json::json!({"pane": pane}))?;
+    let x = client.call(&AgentExplain {
+        pane: pane.to_owned(),
+    })?;
     if json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&x)?);
         return Ok(ExitCode::SUCCESS);
     }
-    let text = |k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("-").to_owned();
-    if let Some(regions) = v.get("regions").and_then(|r| r.as_object()) {
-        for (name, t) in regions {
-            println!("── region {name} ──");
-            for line in t.as_str().unwrap_or_default().lines() {
-                println!("  │ {line}");
-            }
+    for (name, t) in &x.regions {
+        println!("── region {name} ──");
+        for line in t.as_str().unwrap_or_default().lines() {
+            println!("  │ {line}");
         }
     }
     println!("── rules (evaluation order) ──");
-    for r in v
-        .get("rules")
-        .and_then(|r| r.as_array())
-        .into_iter()
-        .flatten()
-    {
-        let fired = r.get("fired").and_then(|f| f.as_bool()).unwrap_or(false);
-        let field = |k: &str| r.get(k).map(|x| x.to_string()).unwrap_or_default();
+    for r in &x.rules {
         println!(
             "{} {:>5}  {:<8} {:<28}",
-            if fired { "✔ fired" } else { "  -    " },
-            field("priority"),
-            field("state").trim_matches('"'),
-            field("id").trim_matches('"')
+            if r.fired { "✔ fired" } else { "  -    " },
+            r.priority,
+            r.state,
+            r.id
         );
     }
+    let s = &x.state;
+    let or_dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
     println!(
         "pane {pane}: kind {}, {} (cause {}), version {}, policy {}",
-        text("kind"),
-        text("lifecycle"),
-        text("cause"),
-        text("version"),
-        text("policy")
+        or_dash(s.kind.as_deref()),
+        s.lifecycle.name(),
+        or_dash(s.cause.as_deref()),
+        or_dash(s.version.as_deref()),
+        x.policy
     );
-    match v.get("rules_stale").and_then(|s| s.as_str()) {
+    match s.rules_stale.as_deref() {
         Some(advice) => println!("rules may be stale: {advice}"),
         None => println!("rules: no sign of drift"),
     }

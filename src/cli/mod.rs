@@ -10,7 +10,6 @@ pub(crate) mod daemon;
 mod events;
 mod explain;
 mod hooks;
-mod link;
 mod next;
 mod printable;
 mod pty_command;
@@ -128,12 +127,14 @@ fn connect(socket: Option<std::path::PathBuf>) -> anyhow::Result<crate::server::
 
 /// The server's manifest warnings, as one line for a person (`None` when every manifest loaded).
 fn skipped_manifests(client: &mut crate::server::Client) -> Option<String> {
-    let info = client.call("server.info", serde_json::json!({})).ok()?;
-    let warnings = info["manifest_warnings"].as_array()?;
-    let first = warnings.first()?.as_str().unwrap_or("?");
-    let log = info["log"]
-        .as_str()
-        .map_or(String::new(), |l| format!("; all in {l}"));
+    let info = client
+        .call(&crate::server::protocol::params::ServerInfo {})
+        .ok()?;
+    let warnings = info.manifest_warnings;
+    let first = warnings.first()?;
+    let log = info
+        .log
+        .map_or(String::new(), |l| format!("; all in {}", l.display()));
     Some(format!(
         "{} manifest(s) skipped: {first}{log}",
         warnings.len()

@@ -3,8 +3,7 @@
 //! be bound to a tmux key: `bind-key N run-shell 'lookout next --jump'`. Exit 1 when none does.
 
 use crate::panes::{Badge, by_urgency};
-use crate::server::client::snapshot;
-use serde_json::json;
+use crate::server::client::panes;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -22,7 +21,7 @@ pub struct Args {
 /// Prints (or goes to) the most urgent pane.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(args.socket)?;
-    let (_, mut panes) = snapshot(client.call("pane.list", json!({}))?)?;
+    let (_, mut panes) = panes(&mut client)?;
     by_urgency(&mut panes);
     let Some(pane) = panes
         .into_iter()

@@ -14,6 +14,7 @@ use crate::pty::tmux::Socket;
 use crate::report::{ReportedState, TurnEndStatus};
 use crate::server::mirror::{self, Queued};
 use crate::server::private::own_dir;
+use crate::server::protocol::params;
 use crate::server::{
     Client, ClientError, default_mirror_dir, default_socket_path, env_socket, state_dir,
 };
@@ -156,11 +157,12 @@ fn deliver(args: &Args) -> anyhow::Result<Outcome> {
         .clone()
         .or_else(|| env("LOOKOUT_SESSION"))
         .unwrap_or_else(|| "lookout-report".into());
-    let mut requests = vec![Queued {
-        method: "report.session".into(),
-        params: json!({"pane": pane, "source": source, "session": session}),
-    }];
-    if let Some((method, mut params)) = body(&args.what, &source)? {
+    let mut requests = vec![Queued::of(&params::ReportSession {
+        pane: pane.clone(),
+        source: source.clone(),
+        session,
+    })?];
+    if let Some(said) = body(&args.what, &source)? {
         let seq = match args.seq {
             Some(seq) => seq,
             // A counter that cannot be used (a planted link, a foreign directory) must not
@@ -170,12 +172,20 @@ fn deliver(args: &Args) -> anyhow::Result<Outcome> {
                 now_micros()
             }),
         };
-        params["pane"] = json!(pane);
-        params["source"] = json!(source);
-        params["seq"] = json!(seq);
-        requests.push(Queued {
-            method: method.into(),
-            params,
+        let (pane, source) = (pane.clone(), source.clone());
+        requests.push(match said {
+            Said::State(state) => Queued::of(&params::ReportState {
+                pane,
+                source,
+                seq,
+                state,
+            })?,
+            Said::TurnEnd(status) => Queued::of(&params::ReportTurnEnd {
+                pane,
+                source,
+                seq,
+                status,
+            })?,
         });
     }
     let socket = args
@@ -209,7 +219,7 @@ fn deliver(args: &Args) -> anyhow::Result<Outcome> {
     client.set_read_timeout(Some(ANSWER_WITHIN))?;
     let mut answer = Value::Null;
     for q in requests {
-        match client.call(&q.method, q.params) {
+        match client.call_raw(&q.method, q.params) {
             Ok(result) => answer = result,
             Err(ClientError::Server(e)) => {
                 return Ok(Outcome::Refused(format!(
@@ -255,13 +265,19 @@ fn log_problem(what: &str) {
         .and_then(|mut f| f.write_all(line.as_bytes()));
 }
 
-/// The report's method and its own params (pane, source and seq are added by the caller).
-fn body(what: &What, source: &str) -> anyhow::Result<Option<(&'static str, Value)>> {
+/// What a state or turn-end report says (pane, source and seq are added by the caller).
+enum Said {
+    State(ReportedState),
+    TurnEnd(TurnEndStatus),
+}
+
+/// What the command line says, beyond the session.
+fn body(what: &What, source: &str) -> anyhow::Result<Option<Said>> {
     Ok(match what {
         What::Session => None,
         What::State { state } => {
             let state: ReportedState = serde_json::from_value(json!(state))?;
-            Some(("report.state", json!({ "state": state })))
+            Some(Said::State(state))
         }
         What::TurnEnd { stdin: true, .. } => {
             let mut text = String::new();
@@ -270,7 +286,7 @@ fn body(what: &What, source: &str) -> anyhow::Result<Option<(&'static str, Value
                 .context("reading the turn-end status from stdin")?;
             let status: TurnEndStatus = serde_json::from_str(&text)
                 .context("stdin is not a turn-end status {\"v\":1,…}")?;
-            Some(("report.turn_end", json!({ "status": status })))
+            Some(Said::TurnEnd(status))
         }
         What::TurnEnd {
             blocking,
@@ -288,7 +304,7 @@ fn body(what: &What, source: &str) -> anyhow::Result<Option<(&'static str, Value
                 gates: gates.clone(),
                 agent_names: agent_names.clone(),
             };
-            Some(("report.turn_end", json!({ "status": status })))
+            Some(Said::TurnEnd(status))
         }
     })
 }

@@ -8,12 +8,12 @@
 //! or dead server never touches the session. Touches the outer terminal, one PTY and the socket.
 
 use crate::cli::daemon;
-use crate::cli::link::{self, Link};
 use crate::cli::pty_command::PtyCommand;
 use crate::manifest::Catalog;
 use crate::pty::passthrough::{self, Options, PaneSink};
 use crate::pty::spawn::{self, ExitStatus, SpawnRequest};
 use crate::pty::terminal;
+use crate::sources::pty::{self as link, Link};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -75,8 +75,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let (catalog, _) = Catalog::standard(&[]);
     let pane_id = pane.clone();
+    let server = socket.clone();
     let link = Link::start(
-        &socket,
+        Box::new(move || daemon::reconnect(&server)),
         link::Registration {
             pane,
             rows: size.rows,

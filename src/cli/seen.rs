@@ -1,8 +1,8 @@
 //! `lookout seen PANE…|--all`: tell the server the person has seen these panes (clears `unread`,
 //! cause `seen`). A thin client of the socket.
 
-use crate::server::client::snapshot;
-use serde_json::json;
+use crate::server::client::panes;
+use crate::server::protocol::params::PaneSeen;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -24,7 +24,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(args.socket)?;
     let panes = if args.all {
-        let (_, states) = snapshot(client.call("pane.list", json!({}))?)?;
+        let (_, states) = panes(&mut client)?;
         states
             .into_iter()
             .filter(|s| s.unread)
@@ -35,7 +35,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let mut code = ExitCode::SUCCESS;
     for pane in panes {
-        if let Err(e) = client.call("pane.seen", json!({ "pane": pane })) {
+        if let Err(e) = client.call(&PaneSeen {
+            pane: pane.clone(),
+            via: None,
+        }) {
             eprintln!("lookout seen: {pane}: {e}");
             code = ExitCode::from(1);
         }

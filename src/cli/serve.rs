@@ -4,6 +4,7 @@
 //! terminal or pane that started it does not end it). Glue only: the server is `crate::server`.
 
 use crate::server::conn::ServerLock;
+use crate::server::protocol::params;
 use crate::server::{
     Client, ClientError, Config, ServeError, Server, default_db_path, default_mirror_dir,
     default_socket_path,
@@ -99,7 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let socket = args.socket.unwrap_or_else(default_socket_path);
         Client::connect(&socket)
             .with_context(|| format!("no lookout server on {}", socket.display()))?
-            .call("server.reload", serde_json::json!({}))?;
+            .call(&params::ServerReload {})?;
         println!("the server re-reads its settings");
         return Ok(ExitCode::SUCCESS);
     }
@@ -190,10 +191,10 @@ pub fn stop(socket: &std::path::Path) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     };
     let pid = client
-        .call("server.info", serde_json::json!({}))
+        .call(&params::ServerInfo {})
         .ok()
-        .and_then(|info| info["pid"].as_u64());
-    match client.call("server.stop", serde_json::json!({})) {
+        .map(|info| info.pid);
+    match client.call(&params::ServerStop {}) {
         // The server may be gone before its answer is written: that is the point.
         Ok(_) | Err(ClientError::Io(_)) => {}
         Err(err) => return Err(err.into()),

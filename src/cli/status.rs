@@ -5,7 +5,8 @@
 //! CLI (`rules_stale` in the JSON; `lookout explain PANE` says what to record).
 
 use super::printable::printable;
-use crate::server::client::snapshot;
+use crate::server::protocol::params;
+use crate::server::protocol::results::ServerInfo;
 use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,11 +26,11 @@ pub struct Args {
 /// Prints the panes.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(args.socket)?;
-    let result = client.call("pane.list", json!({}))?;
-    let info = client.call("server.info", json!({}))?;
+    let snapshot = client.call(&params::PaneList {})?;
+    let info = client.call(&params::ServerInfo {})?;
     if args.json {
-        let mut out = result;
-        out["server"] = info;
+        let mut out = serde_json::to_value(&snapshot)?;
+        out["server"] = serde_json::to_value(&info)?;
         out["report_problem"] = json!(last_report_problem());
         println!("{out}");
         return Ok(ExitCode::SUCCESS);
@@ -44,13 +45,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             crate::cli::report::log_path().display()
         );
     }
-    if let Some(storage) = result.get("storage").filter(|s| s["ok"] == false) {
+    if !snapshot.storage.ok {
         eprintln!(
             "lookout: warning: the server cannot store its state ({}); reports are not acknowledged until it can",
-            storage["error"].as_str().unwrap_or("unknown reason")
+            snapshot
+                .storage
+                .error
+                .as_deref()
+                .unwrap_or("unknown reason")
         );
     }
-    let (_, mut panes) = snapshot(result)?;
+    let mut panes = snapshot.panes;
     crate::panes::by_urgency(&mut panes);
     let width = crate::pty::terminal::window_size().map_or(80, |w| usize::from(w.cols).max(60));
     let header = ["PANE", "KIND", "STATE", "ATTN", "SINCE", "CAUSE"].map(String::from);
@@ -118,13 +123,16 @@ fn fit(text: &str, width: usize) -> String {
 }
 
 /// One line about the server: pid, version, uptime, log.
-fn print_server(info: &serde_json::Value) {
-    let uptime = Duration::from_millis(info["uptime_ms"].as_u64().unwrap_or(0));
-    let log = info["log"].as_str().unwrap_or("stderr of its terminal");
+fn print_server(info: &ServerInfo) {
+    let uptime = Duration::from_millis(info.uptime_ms);
+    let log = info.log.as_ref().map_or_else(
+        || "stderr of its terminal".into(),
+        |l| l.display().to_string(),
+    );
     println!(
         "server: pid {}, version {}, up {}, log {log}",
-        info["pid"],
-        info["version"].as_str().unwrap_or("?"),
+        info.pid,
+        info.version,
         crate::cli::watch::render::age(uptime)
     );
 }

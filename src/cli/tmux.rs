@@ -9,8 +9,9 @@
 use crate::cli::daemon;
 use crate::pty::tmux::{Socket, Tmux};
 use crate::server::Client;
+use crate::server::protocol::params::{SourceAttach, SourceList};
+use crate::server::protocol::results::Attached;
 use anyhow::Context as _;
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -44,7 +45,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .server()
         .context("no tmux server to watch (start tmux first, or pass --socket-name)")?;
     let answer = attach(&mut client, &path, args.set_options)?;
-    let how = if answer["set_options"] == json!(true) {
+    let how = if answer.set_options == Some(true) {
         "writing @lookout_* options"
     } else {
         "states only"
@@ -73,11 +74,11 @@ pub fn attach(
     client: &mut Client,
     path: &std::path::Path,
     set_options: bool,
-) -> anyhow::Result<serde_json::Value> {
-    Ok(client.call(
-        "source.attach",
-        json!({"tmux": path, "set_options": set_options}),
-    )?)
+) -> anyhow::Result<Attached> {
+    Ok(client.call(&SourceAttach {
+        tmux: path.to_path_buf(),
+        set_options,
+    })?)
 }
 
 /// Waits (briefly) until the source of `path` has looked at every pane once, so a one-shot view
@@ -85,14 +86,10 @@ pub fn attach(
 pub fn wait_first_round(client: &mut Client, path: &std::path::Path) {
     let end = Instant::now() + Duration::from_secs(3);
     while Instant::now() < end {
-        let Ok(list) = client.call("source.list", json!({})) else {
+        let Ok(list) = client.call(&SourceList {}) else {
             return;
         };
-        let ready = list["sources"].as_array().is_some_and(|sources| {
-            sources
-                .iter()
-                .any(|s| s["tmux"] == json!(path) && s["rounds"].as_u64() > Some(0))
-        });
+        let ready = list.sources.iter().any(|s| s.tmux == path && s.rounds > 0);
         if ready {
             return;
         }

@@ -4,8 +4,8 @@
 
 use crate::components::LifecycleState;
 use crate::server::ClientError;
+use crate::server::protocol::params::AgentWait;
 use anyhow::bail;
-use serde_json::json;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -48,18 +48,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut until = Vec::new();
     for name in &args.until {
         match LifecycleState::parse(name.trim()) {
-            Some(s) => until.push(s.name()),
+            Some(s) => until.push(s),
             None => bail!("`{name}` is not a lifecycle (idle, working, blocked, done)"),
         }
     }
     let mut client = super::connect(args.socket)?;
     let timeout_ms = u64::try_from(args.timeout.as_millis()).unwrap_or(u64::MAX);
-    match client.call(
-        "agent.wait",
-        json!({"pane": args.pane, "until": until, "timeout_ms": timeout_ms}),
-    ) {
+    let wait = AgentWait {
+        pane: args.pane,
+        until,
+        timeout_ms: Some(timeout_ms),
+    };
+    match client.call(&wait) {
         Ok(state) => {
-            println!("{state}");
+            println!("{}", serde_json::to_string(&state)?);
             Ok(ExitCode::SUCCESS)
         }
         Err(ClientError::Server(e)) if e.code == "timeout" => {

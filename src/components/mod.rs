@@ -14,12 +14,14 @@
 //! | `HookEvidence`  | `ingest_hooks` (Ingest)                    | `resolve_priority`, `emit_events`        |
 //! | `ScreenVerdict`, `Wake` | `evaluate_rules` (Evaluate)        | `resolve_priority`                       |
 //! | `Drift`         | `evaluate_rules` (Evaluate)                | the embedder (status, explain)           |
+//! | `Composer`      | `read_composer` (Evaluate)                 | the embedder (pane states, `pane.send`)  |
 //! | `Verdict`       | `resolve_priority` (Resolve)               | `apply_transitions`                      |
 //! | `Lifecycle`, `Attention`, `Labels`, `Settling` | `apply_transitions` (Transition) | `emit_events`, the embedder |
 
 mod agent_kind;
 mod attention;
 mod cause;
+mod composer;
 mod drift;
 mod glimpse;
 mod hooked_process;
@@ -34,6 +36,7 @@ mod verdict;
 pub use agent_kind::AgentKind;
 pub use attention::{Attention, Flag};
 pub use cause::Cause;
+pub use composer::{Composer, ComposerState, ComposerView};
 pub use drift::{Drift, Stale, compare_versions};
 pub use glimpse::Glimpse;
 pub use hooked_process::{Generation, HookedProcess, Presence};

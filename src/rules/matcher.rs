@@ -43,7 +43,7 @@ pub enum Strategy {
 }
 
 /// One rule as `explain` shows it.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RuleReport {
     /// Rule id.
     pub id: String,
@@ -62,7 +62,7 @@ pub struct RuleReport {
 }
 
 /// Everything `explain` prints: every region's text, every rule, the winner.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, Default, serde::Serialize)]
 pub struct Explanation {
     /// Region name → text.
     pub regions: Vec<(String, String)>,

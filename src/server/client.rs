@@ -1,11 +1,13 @@
 //! A small blocking client of the server socket, used by every CLI client (`report`, `events`,
 //! `status`, `wait`) and by the pane sources (`run`, `tmux`, `watch`).
 //!
-//! One request at a time: [`Client::call`] writes a line and reads until the response with its id.
+//! One request at a time: [`Client::call`] sends a method's typed params (`protocol::params`) and
+//! returns its typed result (`protocol::results`) — the same types the server parses and writes.
 //! [`Client::subscribe`] turns the connection into an event stream. Touches one Unix socket only.
 
 use crate::panes::PaneState;
-use crate::server::protocol::{Response, WireError};
+use crate::server::protocol::results::Snapshot;
+use crate::server::protocol::{Method, Response, WireError, params};
 use serde_json::{Value, json};
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
@@ -104,8 +106,17 @@ impl Client {
         self.writer.set_read_timeout(timeout)
     }
 
-    /// Calls `method` with `params` and returns its `result`.
-    pub fn call(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
+    /// Calls the method `params` belongs to and returns its result.
+    pub fn call<M: Method>(&mut self, params: &M) -> Result<M::Result, ClientError> {
+        let params =
+            serde_json::to_value(params).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        let result = self.call_raw(M::NAME, params)?;
+        serde_json::from_value(result)
+            .map_err(|e| ClientError::Protocol(format!("{}: {e}", M::NAME)))
+    }
+
+    /// Calls `method` with params already in JSON (a queued report read back from a file).
+    pub fn call_raw(&mut self, method: &str, params: Value) -> Result<Value, ClientError> {
         self.next_id += 1;
         let id = self.next_id;
         let mut line = serde_json::to_vec(&json!({"id": id, "method": method, "params": params}))
@@ -144,8 +155,7 @@ impl Client {
     /// (each the object inside `{"event": …}`), in order, forever. A dropped subscriber's last item
     /// is `Err(ClientError::Server)` with code `too_slow`.
     pub fn subscribe(mut self) -> Result<(u64, Vec<PaneState>, Events), ClientError> {
-        let result = self.call("subscribe", json!({}))?;
-        let (seq, panes) = snapshot(result)?;
+        let Snapshot { seq, panes, .. } = self.call(&params::Subscribe {})?;
         Ok((
             seq,
             panes,
@@ -160,7 +170,9 @@ impl Client {
     /// Listens for the server's notifications meant for this terminal (`notify.listen`): for
     /// `pane`'s own terminal, or for a board (`None`). Yields each `{"title","text",…}`.
     pub fn listen(mut self, pane: Option<&str>) -> Result<Events, ClientError> {
-        self.call("notify.listen", json!({ "pane": pane }))?;
+        self.call(&params::NotifyListen {
+            pane: pane.map(str::to_owned),
+        })?;
         Ok(Events {
             reader: self.reader,
             done: false,
@@ -169,17 +181,9 @@ impl Client {
     }
 }
 
-/// Reads a `{"seq","panes"}` result (`pane.list`, `subscribe`).
-pub fn snapshot(result: Value) -> Result<(u64, Vec<PaneState>), ClientError> {
-    let seq = result
-        .get("seq")
-        .and_then(Value::as_u64)
-        .ok_or_else(|| ClientError::Protocol("no `seq`".into()))?;
-    let panes = result
-        .get("panes")
-        .cloned()
-        .unwrap_or(Value::Array(Vec::new()));
-    let panes = serde_json::from_value(panes).map_err(|e| ClientError::Protocol(e.to_string()))?;
+/// Every pane's state, and the sequence of the last event they include (`pane.list`).
+pub fn panes(client: &mut Client) -> Result<(u64, Vec<PaneState>), ClientError> {
+    let Snapshot { seq, panes, .. } = client.call(&params::PaneList {})?;
     Ok((seq, panes))
 }
 

@@ -266,7 +266,7 @@ pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
                     "timeout",
                     format!("a request line was begun but not completed within {secs} s; closing"),
                 );
-                peer.reply(&RequestId::null(), Err(error));
+                peer.fail(&RequestId::null(), error);
                 break;
             }
             Ok(line) => line,
@@ -309,7 +309,7 @@ pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
                 }
             }
             Err((id, error)) => {
-                if !peer.reply(&id, Err(error)) {
+                if !peer.fail(&id, error) {
                     break;
                 }
             }

@@ -11,7 +11,10 @@ use crate::panes;
 use crate::report::{Answer, Report, ReportBody};
 use crate::resources::{Clock, EventCounter, EventOutbox, Manifests, PaneIndex, Ticket};
 use crate::server::conn::{Incoming, Peer};
+use crate::server::handlers;
 use crate::server::mirror::{self, Ingested};
+use crate::server::protocol::params;
+use crate::server::protocol::results::{Ack, Applied, Opened, ServerInfo, Snapshot, Storage};
 use crate::server::protocol::{Request, RequestId, WireError, event_line};
 use crate::server::sources::{Sources, record_instance, same_instance};
 use crate::server::store::Store;
@@ -20,10 +23,10 @@ use crate::server::subscribe::Waiters;
 mod persist;
 use bevy_ecs::world::World;
 use crossbeam_channel::{Receiver, Sender, select};
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 /// Who waits for a report's answer.
@@ -42,7 +45,7 @@ pub struct Identity {
     /// The socket the server listens on (its sources connect back to it).
     pub socket: PathBuf,
     /// The static part of `server.info` (pid, version, paths, manifest warnings).
-    pub info: Value,
+    pub info: ServerInfo,
     /// When it started.
     pub started: Instant,
     /// Stops the server (`server.stop`).
@@ -169,71 +172,78 @@ impl Engine {
         self.sources
     }
 
-    /// Answers one request (reports and waits are answered later).
+    /// Answers one request (reports and waits are answered later). One arm per method of the
+    /// table (`protocol::methods`), no catch-all: a new method does not compile until routed.
     pub fn handle(&mut self, Incoming { id, request, peer }: Incoming) {
-        let request = match into_report(request) {
-            Ok(report) => return self.report(id, Some(peer), report),
-            Err(other) => other,
-        };
-        let result = match request {
-            Request::Subscribe => {
-                // Registered first, snapshot second, both on this thread: no gap, no duplicate.
-                self.subscribers.push(peer.clone());
-                Ok(self.snapshot())
+        use Request as R;
+        let world = &mut self.world;
+        let answer = match request {
+            R::Hello(_) => encode(Ok(handlers::hello())),
+            R::PaneOpen(p) => encode(self.open(p)),
+            R::PaneClose(p) => encode(self.close(&p.pane)),
+            R::PaneFeed(p) => encode(handlers::feed(world, p)),
+            R::PaneResize(p) => encode(handlers::resize(world, p)),
+            R::PaneProcess(p) => encode(handlers::process(world, p)),
+            R::PaneSeen(p) => encode(handlers::seen(world, &p.pane, p.via.as_deref())),
+            R::PaneInput(p) => {
+                if let Some(notifier) = &self.notifier {
+                    notifier.typed(&p.pane);
+                }
+                encode(handlers::seen(world, &p.pane, Some("input")))
             }
-            Request::AgentWait(pane, until, timeout_ms) => match panes::state(&self.world, &pane) {
+            R::PaneList(_) => encode(Ok(self.snapshot())),
+            R::ReportSession(r) => return self.report(id, Some(peer), r.into()),
+            R::ReportState(r) => return self.report(id, Some(peer), r.into()),
+            R::ReportTurnEnd(r) => return self.report(id, Some(peer), r.into()),
+            R::BadReport { pane, message } => encode(handlers::bad_report(world, pane, message)),
+            R::AgentGet(p) => encode(handlers::get(world, &p.pane)),
+            R::AgentExplain(p) => encode(handlers::explain(world, &p.pane)),
+            R::AgentWait(w) => match panes::state(world, &w.pane) {
                 Ok(_) => {
-                    let deadline = Instant::now() + Duration::from_millis(timeout_ms);
-                    self.waiters.add(id, peer, pane, until, deadline);
+                    let deadline = Instant::now() + Duration::from_millis(w.timeout_ms());
+                    self.waiters.add(id, peer, w.pane, w.until, deadline);
                     return;
                 }
-                Err(_) => Err(WireError::unknown_pane(&pane)),
+                Err(_) => Err(WireError::unknown_pane(&w.pane)),
             },
-            Request::PaneOpen(open) => self.open(open),
-            Request::PaneClose(pane) => self.close(&pane),
-            Request::PaneList => Ok(self.snapshot()),
-            Request::ServerInfo => Ok(self.info()),
-            Request::ServerReload => {
+            R::Subscribe(_) => {
+                // Registered first, snapshot second, both on this thread: no gap, no duplicate.
+                self.subscribers.push(peer.clone());
+                encode(Ok(self.snapshot()))
+            }
+            R::NotifyListen(p) => {
+                peer.reply(&id, Ok(Ack {}));
+                if let Some(notifier) = &self.notifier {
+                    notifier.listen(p.pane, peer);
+                }
+                return;
+            }
+            R::ServerInfo(_) => encode(Ok(self.info())),
+            R::ServerReload(_) => {
                 if let Some(notifier) = &self.notifier {
                     notifier.reload();
                 }
-                Ok(json!({}))
+                encode(Ok(Ack {}))
             }
-            Request::NotifyListen(pane) => {
-                peer.reply(&id, Ok(json!({})));
-                if let Some(notifier) = &self.notifier {
-                    notifier.listen(pane, peer);
-                }
-                return;
-            }
-            Request::PaneInput(pane) => {
-                if let Some(notifier) = &self.notifier {
-                    notifier.typed(&pane);
-                }
-                panes::seen_by(&mut self.world, &pane, "input")
-                    .map(|()| json!({}))
-                    .map_err(|_| WireError::unknown_pane(&pane))
-            }
-            Request::ServerStop => {
-                crate::server::conn::ServerLock::mark_stopped(&self.identity.socket);
-                peer.reply(&id, Ok(json!({})));
-                let _ = self.identity.stop.try_send(());
-                return;
-            }
-            Request::SourceAttach(a) => {
+            R::SourceAttach(a) => {
                 let catalog = self.world.resource::<Manifests>().0.clone();
-                Ok(self.sources.attach(
+                encode(Ok(self.sources.attach(
                     a.tmux,
                     a.set_options,
                     &self.identity.socket,
                     catalog,
                     self.store.as_ref(),
-                ))
+                )))
             }
-            Request::SourceList => Ok(self.sources.list(self.store.as_ref())),
-            other => super::handlers::handle(&mut self.world, other),
+            R::SourceList(_) => encode(Ok(self.sources.list(self.store.as_ref()))),
+            R::ServerStop(_) => {
+                crate::server::conn::ServerLock::mark_stopped(&self.identity.socket);
+                peer.reply(&id, Ok(Ack {}));
+                let _ = self.identity.stop.try_send(());
+                return;
+            }
         };
-        peer.reply(&id, result);
+        peer.reply(&id, answer);
     }
 
     fn report(&mut self, id: RequestId, peer: Option<Peer>, report: Report) {
@@ -244,35 +254,32 @@ impl Engine {
         self.pending.insert(ticket, Pending { id, peer, session });
     }
 
-    fn snapshot(&self) -> Value {
+    fn snapshot(&self) -> Snapshot {
         // The last event anyone may have seen: numbers held back unstored are not yet given out.
         let seq = self.world.resource::<EventCounter>().0.0 - self.unstored.len() as u64;
-        let storage = match &self.storage_error {
-            None => json!({"ok": true}),
-            Some(e) => json!({"ok": false, "error": e, "unstored_events": self.unstored.len()}),
+        let storage = Storage {
+            ok: self.storage_error.is_none(),
+            error: self.storage_error.clone(),
+            unstored_events: self.storage_error.as_ref().map(|_| self.unstored.len()),
         };
-        json!({"seq": seq, "panes": panes::states(&self.world), "storage": storage})
-    }
-
-    fn info(&self) -> Value {
-        let mut info = self.identity.info.clone();
-        if let Value::Object(map) = &mut info {
-            let uptime = self.identity.started.elapsed().as_millis();
-            map.insert(
-                "uptime_ms".into(),
-                json!(u64::try_from(uptime).unwrap_or(u64::MAX)),
-            );
-            map.insert(
-                "panes".into(),
-                json!(self.world.resource::<PaneIndex>().0.len()),
-            );
-            let listeners = self.notifier.as_ref().map_or(0, |n| n.listeners());
-            map.insert("listeners".into(), json!(listeners));
+        Snapshot {
+            seq,
+            panes: panes::states(&self.world),
+            storage,
         }
-        info
     }
 
-    fn open(&mut self, open: super::protocol::PaneOpen) -> Result<Value, WireError> {
+    fn info(&self) -> ServerInfo {
+        let uptime = self.identity.started.elapsed().as_millis();
+        ServerInfo {
+            uptime_ms: u64::try_from(uptime).unwrap_or(u64::MAX),
+            panes: self.world.resource::<PaneIndex>().0.len(),
+            listeners: self.notifier.as_ref().map_or(0, |n| n.listeners()),
+            ..self.identity.info.clone()
+        }
+    }
+
+    fn open(&mut self, open: params::PaneOpen) -> Result<Opened, WireError> {
         if self.world.resource::<PaneIndex>().get(&open.pane).is_some() {
             return Err(WireError::new(
                 "pane_exists",
@@ -316,7 +323,9 @@ impl Engine {
             open.kind.as_deref(),
             restore,
         )
-        .map(|_| json!({"pane": open.pane}))
+        .map(|_| Opened {
+            pane: open.pane.clone(),
+        })
         .map_err(|e| match e {
             panes::OpenError::Exists => WireError::new(
                 "pane_exists",
@@ -326,13 +335,13 @@ impl Engine {
         })
     }
 
-    fn close(&mut self, pane: &str) -> Result<Value, WireError> {
+    fn close(&mut self, pane: &str) -> Result<Ack, WireError> {
         panes::close_pane(&mut self.world, pane).map_err(|_| WireError::unknown_pane(pane))?;
         if let Some(Err(e)) = self.store.as_ref().map(|s| s.forget(pane)) {
             eprintln!("lookout: {e}");
         }
         self.waiters.pane_closed(pane);
-        Ok(json!({}))
+        Ok(Ack {})
     }
 
     /// One tick: mirror files in, the schedule, one transaction, then answers and events out —
@@ -396,8 +405,11 @@ impl Engine {
                         .unwrap_or("the database cannot commit")
                 ),
             )),
-            Answer::Applied { .. } if session => Ok(json!({})),
-            Answer::Applied { changed } => Ok(json!({"applied": true, "changed": changed})),
+            Answer::Applied { .. } if session => encode(Ok(Ack {})),
+            Answer::Applied { changed } => encode(Ok(Applied {
+                applied: true,
+                changed,
+            })),
             Answer::Refused(r) => Err(WireError::new(r.code.code(), r.message)),
         };
         match (peer, result) {
@@ -441,29 +453,16 @@ impl Engine {
     }
 
     fn mirrored(&mut self, request: Request) {
-        match into_report(request) {
+        match request.into_report() {
             Ok(report) => self.report(RequestId::null(), None, report),
             Err(other) => eprintln!("lookout: mirror file entry ignored: {other:?}"),
         }
     }
 }
 
-/// The `report.*` requests as the `Report` the world takes (the socket and mirror files send the
-/// same three); any other request is handed back.
-#[allow(
-    clippy::result_large_err,
-    reason = "the Err is the caller's own request handed straight back, not a new value to box"
-)]
-fn into_report(request: Request) -> Result<Report, Request> {
-    let (pane, source, body) = match request {
-        Request::ReportSession(p, s, session) => (p, s, ReportBody::Session(session)),
-        Request::ReportState(p, s, seq, state) => (p, s, ReportBody::State { seq, state }),
-        Request::ReportTurnEnd(p, s, seq, status) => (p, s, ReportBody::TurnEnd { seq, status }),
-        other => return Err(other),
-    };
-    Ok(Report {
-        pane: Arc::from(pane),
-        source: Arc::from(source),
-        body,
+/// A typed answer as the line's `result`.
+fn encode<T: Serialize>(answer: Result<T, WireError>) -> Result<Value, WireError> {
+    answer.and_then(|v| {
+        serde_json::to_value(v).map_err(|e| WireError::new("internal", e.to_string()))
     })
 }

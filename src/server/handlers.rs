@@ -1,92 +1,99 @@
-//! Request handlers that read the world or queue into its inboxes and answer at once: `hello`,
-//! `pane.feed`, `pane.resize`, `pane.process`, `pane.seen`, `agent.get`, `agent.explain`, and the
-//! refusal of a malformed report. Called on the world thread between ticks; no I/O.
+//! Request handlers that need nothing but the world and answer at once: `hello`, `pane.feed`,
+//! `pane.resize`, `pane.process`, `pane.seen`, `agent.get`, `agent.explain`, and the refusal of
+//! a malformed report. Each takes its method's params and returns its result type. Called on the
+//! world thread between ticks (`engine` routes to them); no I/O.
 
-use crate::panes;
+use crate::panes::{self, PaneState};
 use crate::resources::{PaneIndex, ProcessEvent};
-use crate::server::protocol::{FEATURES, PROTOCOL_VERSION, ProcessKind, Request, WireError};
+use crate::server::protocol::params::{self, ProcessKind};
+use crate::server::protocol::results::{Ack, Explanation, Generation, Hello};
+use crate::server::protocol::{FEATURES, PROTOCOL_VERSION, WireError};
 use bevy_ecs::world::World;
-use serde_json::{Map, Value, json};
+use serde_json::Value;
 use std::time::Instant;
 
-/// Answers a request that needs nothing but the world.
-pub fn handle(world: &mut World, request: Request) -> Result<Value, WireError> {
-    let unknown = |pane: &str| WireError::unknown_pane(pane);
-    match request {
-        Request::Hello => Ok(
-            json!({"protocol": PROTOCOL_VERSION, "version": env!("CARGO_PKG_VERSION"), "features": FEATURES}),
-        ),
-        // Stamped on arrival (the engine's clock is `Instant::now()` too): output bursts are read
-        // one by one at the next tick, so a state shorter than a tick still counts.
-        Request::PaneFeed(pane, bytes) => panes::feed_at(world, &pane, &bytes, Instant::now())
-            .map(|()| json!({}))
-            .map_err(|_| unknown(&pane)),
-        Request::PaneResize(pane, rows, cols) => panes::resize(world, &pane, rows, cols)
-            .map(|()| json!({}))
-            .map_err(|e| match e {
-                panes::ResizeError::Unknown => unknown(&pane),
-                panes::ResizeError::Size(e) => WireError::size("pane.resize", e),
-            }),
-        Request::PaneProcess(p) => {
-            let event = match p.event {
-                ProcessKind::Started => ProcessEvent::Started {
-                    pid: p.pid,
-                    argv: p.argv,
-                    comm: p.comm,
-                },
-                ProcessKind::Exited => ProcessEvent::Exited,
-            };
-            panes::process(world, &p.pane, event)
-                .map(|g| json!({"generation": g.0}))
-                .map_err(|_| unknown(&p.pane))
-        }
-        Request::PaneSeen(pane, via) => match via {
-            Some(how) => panes::seen_by(world, &pane, &how),
-            None => panes::seen(world, &pane),
-        }
-        .map(|()| json!({}))
-        .map_err(|_| unknown(&pane)),
-        Request::AgentGet(pane) => panes::state(world, &pane)
-            .map_err(|_| unknown(&pane))
-            .and_then(|s| {
-                serde_json::to_value(s).map_err(|e| WireError::new("internal", e.to_string()))
-            }),
-        Request::AgentExplain(pane) => explain(world, &pane),
-        Request::BadReport(pane, message) => match pane {
-            // §4 order: an unknown pane outranks bad params.
-            Some(p) if world.resource::<PaneIndex>().get(&p).is_none() => Err(unknown(&p)),
-            _ => Err(WireError::new("bad_params", message)),
-        },
-        other => Err(WireError::new(
-            "internal",
-            format!("request not routed: {other:?}"),
-        )),
+/// `hello`.
+pub fn hello() -> Hello {
+    Hello {
+        protocol: PROTOCOL_VERSION,
+        version: env!("CARGO_PKG_VERSION").into(),
+        features: FEATURES.iter().map(|f| (*f).to_owned()).collect(),
     }
 }
 
-fn explain(world: &World, pane: &str) -> Result<Value, WireError> {
+/// `pane.feed`. Stamped on arrival (the engine's clock is `Instant::now()` too): output bursts
+/// are read one by one at the next tick, so a state shorter than a tick still counts.
+pub fn feed(world: &mut World, p: params::PaneFeed) -> Result<Ack, WireError> {
+    panes::feed_at(world, &p.pane, &p.data, Instant::now())
+        .map(|()| Ack {})
+        .map_err(|_| WireError::unknown_pane(&p.pane))
+}
+
+/// `pane.resize`.
+pub fn resize(world: &mut World, p: params::PaneResize) -> Result<Ack, WireError> {
+    panes::resize(world, &p.pane, p.rows, p.cols)
+        .map(|()| Ack {})
+        .map_err(|e| match e {
+            panes::ResizeError::Unknown => WireError::unknown_pane(&p.pane),
+            panes::ResizeError::Size(e) => WireError::size("pane.resize", e),
+        })
+}
+
+/// `pane.process`.
+pub fn process(world: &mut World, p: params::PaneProcess) -> Result<Generation, WireError> {
+    let event = match p.event {
+        ProcessKind::Started => ProcessEvent::Started {
+            pid: p.pid,
+            argv: p.argv,
+            comm: p.comm,
+        },
+        ProcessKind::Exited => ProcessEvent::Exited,
+    };
+    panes::process(world, &p.pane, event)
+        .map(|g| Generation { generation: g.0 })
+        .map_err(|_| WireError::unknown_pane(&p.pane))
+}
+
+/// `pane.seen` (and `pane.input`, which is seen `via: input`).
+pub fn seen(world: &mut World, pane: &str, via: Option<&str>) -> Result<Ack, WireError> {
+    match via {
+        Some(how) => panes::seen_by(world, pane, how),
+        None => panes::seen(world, pane),
+    }
+    .map(|()| Ack {})
+    .map_err(|_| WireError::unknown_pane(pane))
+}
+
+/// `agent.get`.
+pub fn get(world: &World, pane: &str) -> Result<PaneState, WireError> {
+    panes::state(world, pane).map_err(|_| WireError::unknown_pane(pane))
+}
+
+/// A `report.*` whose params did not parse: §4 order, an unknown pane outranks bad params.
+pub fn bad_report(world: &World, pane: Option<String>, message: String) -> Result<Ack, WireError> {
+    match pane {
+        Some(p) if world.resource::<PaneIndex>().get(&p).is_none() => {
+            Err(WireError::unknown_pane(&p))
+        }
+        _ => Err(WireError::new("bad_params", message)),
+    }
+}
+
+/// `agent.explain`.
+pub fn explain(world: &World, pane: &str) -> Result<Explanation, WireError> {
     let (state, explanation, policy) =
         panes::explain(world, pane).map_err(|_| WireError::unknown_pane(pane))?;
-    let mut v =
-        serde_json::to_value(&state).map_err(|e| WireError::new("internal", e.to_string()))?;
-    let (regions, rules, winner, verdict) = match explanation {
-        Some(x) => {
-            let regions: Map<String, Value> = x
-                .regions
-                .into_iter()
-                .map(|(k, t)| (k, Value::String(t)))
-                .collect();
-            let rules = serde_json::to_value(&x.rules).unwrap_or(Value::Array(Vec::new()));
-            (Value::Object(regions), rules, x.winner, x.verdict)
-        }
-        None => (json!({}), json!([]), None, None),
-    };
-    if let Value::Object(map) = &mut v {
-        map.insert("policy".into(), json!(policy.name()));
-        map.insert("regions".into(), regions);
-        map.insert("rules".into(), rules);
-        map.insert("winner".into(), json!(winner));
-        map.insert("verdict".into(), json!(verdict));
-    }
-    Ok(v)
+    let x = explanation.unwrap_or_default();
+    Ok(Explanation {
+        state,
+        policy: policy.name().to_owned(),
+        regions: x
+            .regions
+            .into_iter()
+            .map(|(k, t)| (k, Value::String(t)))
+            .collect(),
+        rules: x.rules,
+        winner: x.winner,
+        verdict: x.verdict,
+    })
 }

@@ -8,7 +8,7 @@
 //! `<name>.bad` and reported, never a panic. Touches the mirror directory only.
 
 use crate::server::private;
-use crate::server::protocol::{MAX_LINE, Request, parse_request};
+use crate::server::protocol::{MAX_LINE, Method, Request, parse_request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs;
@@ -31,6 +31,16 @@ pub struct Queued {
     pub method: String,
     /// Its params.
     pub params: Value,
+}
+
+impl Queued {
+    /// The request for typed `params`.
+    pub fn of<M: Method>(params: &M) -> serde_json::Result<Queued> {
+        Ok(Queued {
+            method: M::NAME.to_owned(),
+            params: serde_json::to_value(params)?,
+        })
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]

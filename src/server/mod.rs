@@ -267,16 +267,19 @@ impl Server {
         let warnings: Vec<String> = errors.iter().map(ToString::to_string).collect();
         let identity = engine::Identity {
             socket: config.socket.clone(),
-            info: serde_json::json!({
-                "pid": std::process::id(),
-                "version": env!("CARGO_PKG_VERSION"),
-                "protocol": protocol::PROTOCOL_VERSION,
-                "started": crate::event::rfc3339(std::time::SystemTime::now()),
-                "socket": config.socket,
-                "db": config.db,
-                "log": config.log,
-                "manifest_warnings": warnings,
-            }),
+            info: protocol::results::ServerInfo {
+                pid: std::process::id(),
+                version: env!("CARGO_PKG_VERSION").into(),
+                protocol: protocol::PROTOCOL_VERSION,
+                started: crate::event::rfc3339(std::time::SystemTime::now()),
+                socket: config.socket.clone(),
+                db: config.db.clone(),
+                log: config.log.clone(),
+                manifest_warnings: warnings,
+                uptime_ms: 0,
+                panes: 0,
+                listeners: 0,
+            },
             started: std::time::Instant::now(),
             stop: stop_tx.clone(),
         };

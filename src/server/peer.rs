@@ -8,7 +8,6 @@
 
 use crate::server::protocol::{RequestId, Response, WireError, too_slow_line};
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
-use serde_json::Value;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::Arc;
@@ -55,12 +54,17 @@ pub struct Peer {
 
 impl Peer {
     /// Sends a response; false when the connection is gone or hopelessly behind.
-    pub fn reply(&self, id: &RequestId, result: Result<Value, WireError>) -> bool {
+    pub fn reply<T: serde::Serialize>(&self, id: &RequestId, result: Result<T, WireError>) -> bool {
         let line = match result {
-            Ok(v) => Response::ok(id, v),
+            Ok(v) => Response::ok(id, &v),
             Err(e) => Response::err(id, e),
         };
         self.send(Out::Reply(line))
+    }
+
+    /// Sends an error answer; false when the connection is gone.
+    pub fn fail(&self, id: &RequestId, error: WireError) -> bool {
+        self.send(Out::Reply(Response::err(id, error)))
     }
 
     /// Sends an event line; false when the subscriber is gone or was dropped as too slow.

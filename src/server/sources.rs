@@ -9,11 +9,13 @@
 
 use crate::manifest::Catalog;
 use crate::pty::tmux::{Socket, Tmux};
+use crate::server::Client;
+use crate::server::protocol::results::{self, Attached, SourceEntry};
 use crate::server::store::{Store, StoreError, ctx};
-use crate::sources::tmux::{self as tmux_source, Watcher};
+use crate::sources::poller::{Connect, Poller};
+use crate::sources::tmux::{self as tmux_source, TmuxSource};
 use crossbeam_channel::{Receiver, bounded};
 use rusqlite::OptionalExtension as _;
-use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -50,7 +52,7 @@ impl Sources {
         socket: &Path,
         catalog: Arc<Catalog>,
         store: Option<&Store>,
-    ) -> Value {
+    ) -> Attached {
         self.prune(store);
         if let Some(running) = self.running.get_mut(&tmux) {
             if set_options && !running.set_options {
@@ -58,23 +60,30 @@ impl Sources {
                 running.options_on.store(true, Ordering::Relaxed);
                 remember(store, &tmux, true);
             }
-            return json!({"attached": false, "tmux": tmux, "set_options": running.set_options});
+            return Attached {
+                attached: false,
+                tmux,
+                set_options: Some(running.set_options),
+                error: None,
+            };
         }
         let stop = Arc::new(AtomicBool::new(false));
         let options_on = Arc::new(AtomicBool::new(false));
         let (done_tx, done) = bounded(1);
-        let watcher = Watcher::new(Tmux::new(Socket::Path(tmux.clone())), set_options, catalog);
         let rounds = Arc::new(AtomicU64::new(0));
         let control = tmux_source::Control {
             stop: stop.clone(),
             options_on: options_on.clone(),
             rounds: rounds.clone(),
         };
+        let source = TmuxSource::new(Tmux::new(Socket::Path(tmux.clone())), set_options, control);
         let server = socket.to_path_buf();
+        let connect: Connect = Box::new(move || Ok(Client::connect(&server)?));
+        let poller = Poller::new(source, connect, catalog);
         let spawned = std::thread::Builder::new()
             .name("lookout-tmux".into())
             .spawn(move || {
-                tmux_source::run(watcher, &server, TMUX_INTERVAL, &control);
+                poller.run(TMUX_INTERVAL).clear_options();
                 let _ = done_tx.send(());
             });
         if let Err(e) = spawned {
@@ -82,7 +91,12 @@ impl Sources {
                 "lookout: cannot start the tmux source for {}: {e}",
                 tmux.display()
             );
-            return json!({"attached": false, "tmux": tmux, "error": e.to_string()});
+            return Attached {
+                attached: false,
+                tmux,
+                set_options: None,
+                error: Some(e.to_string()),
+            };
         }
         remember(store, &tmux, set_options);
         eprintln!("lookout: watching the tmux server at {}", tmux.display());
@@ -96,21 +110,28 @@ impl Sources {
                 rounds,
             },
         );
-        json!({"attached": true, "tmux": tmux, "set_options": set_options})
+        Attached {
+            attached: true,
+            tmux,
+            set_options: Some(set_options),
+            error: None,
+        }
     }
 
     /// The sources now running.
-    pub fn list(&mut self, store: Option<&Store>) -> Value {
+    pub fn list(&mut self, store: Option<&Store>) -> results::Sources {
         self.prune(store);
-        let sources: Vec<Value> = self
+        let sources = self
             .running
             .iter()
-            .map(|(tmux, r)| {
-                let rounds = r.rounds.load(Ordering::Relaxed);
-                json!({"kind": "tmux", "tmux": tmux, "set_options": r.set_options, "rounds": rounds})
+            .map(|(tmux, r)| SourceEntry {
+                kind: "tmux".into(),
+                tmux: tmux.clone(),
+                set_options: r.set_options,
+                rounds: r.rounds.load(Ordering::Relaxed),
             })
             .collect();
-        json!({ "sources": sources })
+        results::Sources { sources }
     }
 
     /// Attaches the sources a previous run of this server had, whose tmux servers still run.

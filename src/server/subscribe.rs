@@ -52,13 +52,10 @@ impl Waiters {
             if w.pane != pane || !w.until.contains(&to) {
                 return true;
             }
-            let result = match &state {
-                Some(s) => {
-                    serde_json::to_value(s).map_err(|e| WireError::new("internal", e.to_string()))
-                }
-                None => Err(WireError::unknown_pane(pane)),
+            match &state {
+                Some(s) => w.peer.reply(&w.id, Ok(s)),
+                None => w.peer.fail(&w.id, WireError::unknown_pane(pane)),
             };
-            w.peer.reply(&w.id, result);
             false
         });
     }
@@ -69,12 +66,12 @@ impl Waiters {
             if w.pane != pane {
                 return true;
             }
-            w.peer.reply(
+            w.peer.fail(
                 &w.id,
-                Err(WireError::new(
+                WireError::new(
                     "unknown_pane",
                     format!("pane `{pane}` was closed while waiting"),
-                )),
+                ),
             );
             false
         });
@@ -92,7 +89,7 @@ impl Waiters {
                 w.pane,
                 until.join(" or ")
             );
-            w.peer.reply(&w.id, Err(WireError::new("timeout", message)));
+            w.peer.fail(&w.id, WireError::new("timeout", message));
             false
         });
     }

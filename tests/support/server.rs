@@ -141,10 +141,10 @@ pub fn code<T>(result: &Result<T, ClientError>) -> String {
 /// Opens `pane` and starts a process with `argv` in it; returns the generation.
 pub fn open_with(client: &mut Client, pane: &str, argv: &[&str]) -> u64 {
     client
-        .call("pane.open", json!({"pane": pane, "rows": 24, "cols": 80}))
+        .call_raw("pane.open", json!({"pane": pane, "rows": 24, "cols": 80}))
         .expect("pane.open");
     let r = client
-        .call(
+        .call_raw(
             "pane.process",
             json!({"pane": pane, "event": "started", "pid": 4242, "argv": argv}),
         )
@@ -155,7 +155,7 @@ pub fn open_with(client: &mut Client, pane: &str, argv: &[&str]) -> u64 {
 /// Announces `source` on `pane`.
 pub fn announce(client: &mut Client, pane: &str, source: &str) {
     client
-        .call(
+        .call_raw(
             "report.session",
             json!({"pane": pane, "source": source, "session": "s1"}),
         )
@@ -165,7 +165,7 @@ pub fn announce(client: &mut Client, pane: &str, source: &str) {
 /// `agent.get` → the pane's lifecycle.
 pub fn lifecycle(client: &mut Client, pane: &str) -> String {
     client
-        .call("agent.get", json!({"pane": pane}))
+        .call_raw("agent.get", json!({"pane": pane}))
         .map(|s| s["lifecycle"].as_str().unwrap_or("?").to_owned())
         .unwrap_or_else(|e| format!("error: {e}"))
 }

@@ -6,11 +6,11 @@
 //! scripted fake Claude Code screen that cycles working → (blocked →) working → done, so the board shows
 //! every state. Touches PTYs, child processes, the fixtures directory and the server socket.
 
-use crate::cli::link::{Link, Registration};
 use crate::manifest::Catalog;
 use crate::pty::asciicast::{self, EventKind};
 use crate::pty::spawn::{self, ChildProcess, SpawnRequest};
 use crate::pty::terminal::{self, WindowSize};
+use crate::sources::pty::{Link, Registration};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -280,7 +280,9 @@ pub fn start(socket: &Path, scripted: bool) -> anyhow::Result<Demo> {
             pid: spawned.pid,
             argv: text_argv,
         };
-        let link = Link::start(socket, registration, catalog.clone());
+        let server = socket.to_path_buf();
+        let connect = Box::new(move || crate::cli::daemon::reconnect(&server));
+        let link = Link::start(connect, registration, catalog.clone());
         pump(spawned.reader, link);
         demo.children.push(spawned.child);
         demo._writers.push(spawned.writer);

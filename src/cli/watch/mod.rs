@@ -16,10 +16,10 @@ use crate::cli::daemon;
 use crate::panes::PaneState;
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
 use crate::pty::tmux::{Socket, Tmux};
-use crate::server::client::{Client, snapshot};
+use crate::server::client::{Client, panes};
+use crate::server::protocol::params::PaneSeen;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use render::View;
-use serde_json::json;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -128,8 +128,8 @@ struct Board {
 impl Board {
     /// Reads every pane's state (`pane.list`); a lost server is shown, and reconnected next time.
     fn refresh(&mut self, socket: &Path) {
-        match self.client.call("pane.list", json!({})).map(snapshot) {
-            Ok(Ok((_, mut panes))) => {
+        match panes(&mut self.client) {
+            Ok((_, mut panes)) => {
                 if !self.all {
                     panes.retain(|p| !crate::panes::is_plain(p));
                 }
@@ -168,7 +168,11 @@ impl Board {
 
     fn mark_seen(&mut self) {
         if let Some(pane) = self.panes.get(self.index()) {
-            let _ = self.client.call("pane.seen", json!({ "pane": pane.pane }));
+            let seen = PaneSeen {
+                pane: pane.pane.clone(),
+                via: None,
+            };
+            let _ = self.client.call(&seen);
         }
     }
 

@@ -244,6 +244,7 @@ mod tests {
             rules_stale: None,
             version: None,
             liveness: crate::panes::Liveness::default(),
+            composer: Default::default(),
         }
     }
 

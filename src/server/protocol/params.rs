@@ -1,0 +1,275 @@
+//! Every method's params, as the client sends them and the server reads them (SPEC §8.2). Each
+//! struct is named after its method and is both written by `server/client.rs` and read by the
+//! server, so the two cannot disagree. Checks that types cannot express live in `check`.
+//! Pure data: no I/O, no world.
+
+use super::WireError;
+use crate::components::{LifecycleState, check_size};
+use crate::report::{ReportedState, TurnEndStatus};
+use serde::{Deserialize, Serialize};
+
+/// Declares params types of methods that take none (`{}`; a missing `params` is the same).
+macro_rules! no_params {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct $name {}
+    )*};
+}
+
+/// Declares params types of methods that name one pane and nothing else.
+macro_rules! pane_params {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        pub struct $name {
+            /// The pane id.
+            pub pane: String,
+        }
+    )*};
+}
+
+no_params! {
+    /// `hello`.
+    Hello;
+    /// `pane.list`.
+    PaneList;
+    /// `server.info`.
+    ServerInfo;
+    /// `server.stop`.
+    ServerStop;
+    /// `server.reload`.
+    ServerReload;
+    /// `source.list`.
+    SourceList;
+}
+
+pane_params! {
+    /// `pane.close`.
+    PaneClose;
+    /// `pane.input`.
+    PaneInput;
+    /// `agent.get`.
+    AgentGet;
+    /// `agent.explain`.
+    AgentExplain;
+}
+
+/// `subscribe`: exactly `{}`, anything else is refused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subscribe {}
+
+/// `pane.open`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneOpen {
+    /// The pane id.
+    pub pane: String,
+    /// Rows (≥ 1).
+    pub rows: u16,
+    /// Columns (≥ 1).
+    pub cols: u16,
+    /// The agent kind, when the embedder knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// The instance of the thing the pane lives in (a tmux server's pid and start time): a stored
+    /// state is resumed only under the same instance, so a reused id is a new pane.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+}
+
+impl PaneOpen {
+    pub(super) fn check(&self) -> Result<(), WireError> {
+        check_size(self.rows, self.cols)
+            .map(drop)
+            .map_err(|e| WireError::size("pane.open", e))
+    }
+}
+
+/// `pane.feed`: PTY output, base64 on the wire.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneFeed {
+    /// The pane id.
+    pub pane: String,
+    /// The bytes (base64 on the wire).
+    #[serde(with = "base64_bytes")]
+    pub data: Vec<u8>,
+}
+
+/// `pane.resize`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneResize {
+    /// The pane id.
+    pub pane: String,
+    /// Rows (≥ 1).
+    pub rows: u16,
+    /// Columns (≥ 1).
+    pub cols: u16,
+}
+
+impl PaneResize {
+    pub(super) fn check(&self) -> Result<(), WireError> {
+        check_size(self.rows, self.cols)
+            .map(drop)
+            .map_err(|e| WireError::size("pane.resize", e))
+    }
+}
+
+/// `pane.process` event kinds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessKind {
+    /// A process took over the pane.
+    Started,
+    /// The pane's process exited.
+    Exited,
+}
+
+/// `pane.process`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneProcess {
+    /// The pane id.
+    pub pane: String,
+    /// started / exited.
+    pub event: ProcessKind,
+    /// The process id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Its argv (identification reads it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub argv: Vec<String>,
+    /// Its kernel `comm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comm: Option<String>,
+}
+
+/// `pane.seen`: the pane, and how it was seen (`focus`, `input`) when the sender knows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneSeen {
+    /// The pane id.
+    pub pane: String,
+    /// How the person saw it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
+}
+
+impl PaneSeen {
+    pub(super) fn check(&self) -> Result<(), WireError> {
+        match self.via.as_deref() {
+            Some(v) if v.is_empty() || !v.bytes().all(|b| b.is_ascii_lowercase()) => {
+                Err(WireError::new(
+                    "bad_request",
+                    "pane.seen: `via` is a lowercase word (focus, input)",
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `notify.listen`: the `terminal` sink's notifications for this pane's own terminal
+/// (`lookout run`), or for a board (no pane).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NotifyListen {
+    /// The pane whose terminal this is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane: Option<String>,
+}
+
+/// `report.session`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportSession {
+    /// The pane id.
+    pub pane: String,
+    /// Who reports (`<anything>:<kind>`).
+    pub source: String,
+    /// The agent's session id.
+    pub session: String,
+}
+
+/// `report.state`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportState {
+    /// The pane id.
+    pub pane: String,
+    /// Who reports.
+    pub source: String,
+    /// Per-source sequence number.
+    pub seq: u64,
+    /// working / blocked / done.
+    pub state: ReportedState,
+}
+
+/// `report.turn_end`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReportTurnEnd {
+    /// The pane id.
+    pub pane: String,
+    /// Who reports.
+    pub source: String,
+    /// Per-source sequence number.
+    pub seq: u64,
+    /// The turn-end status.
+    pub status: TurnEndStatus,
+}
+
+/// Default `agent.wait` timeout when the client gives none.
+pub const DEFAULT_WAIT_MS: u64 = 30_000;
+
+/// `agent.wait`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentWait {
+    /// The pane id.
+    pub pane: String,
+    /// The lifecycles to wait for (at least one).
+    pub until: Vec<LifecycleState>,
+    /// How long to wait (default [`DEFAULT_WAIT_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+impl AgentWait {
+    pub(super) fn check(&self) -> Result<(), WireError> {
+        if self.until.is_empty() {
+            return Err(WireError::new(
+                "bad_request",
+                "agent.wait: `until` must name at least one lifecycle",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The timeout, defaulted.
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout_ms.unwrap_or(DEFAULT_WAIT_MS)
+    }
+}
+
+/// `source.attach`: watch the tmux server at `tmux` (its socket path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceAttach {
+    /// The tmux server's socket path (`#{socket_path}`).
+    pub tmux: std::path::PathBuf,
+    /// Also write `@lookout_*` options on it.
+    #[serde(default)]
+    pub set_options: bool,
+}
+
+/// `pane.feed`'s `data`: bytes as standard base64.
+mod base64_bytes {
+    use base64::Engine as _;
+    use serde::{Deserialize, Deserializer, Serializer, de::Error as _};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(text.as_bytes())
+            .map_err(|e| D::Error::custom(format!("`data` is not base64: {e}")))
+    }
+}

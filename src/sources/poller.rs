@@ -1,0 +1,373 @@
+//! The one poller every pane source runs under: round by round it mirrors what the source lists
+//! into the server — reconnect (then every pane is opened again), the sweep of panes an earlier run
+//! left, open/close, resize, the `/proc` probe of each pane's foreground program, output or
+//! captures fed only when they changed (so "unchanged" stays unchanged for `quiet_ms` rules), and
+//! a ping when nothing was said for a while. Touches the server socket and `/proc`.
+
+use super::{Listed, Next, PaneSource};
+use crate::pty::probe::{Change, Groups, Identify, Probe, ProcFs};
+use crate::server::protocol::params::{self, ProcessKind};
+use crate::server::protocol::{Method, results::Snapshot};
+use crate::server::{Client, ClientError};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The most bytes one `pane.feed` carries (base64 makes it a third larger; the line limit is 1 MiB).
+pub const FEED_CHUNK: usize = 256 * 1024;
+/// How long a quiet source goes without asking whether its server is still there.
+const PING_EVERY: Duration = Duration::from_secs(2);
+/// How often a lost server is looked for again.
+const RETRY_EVERY: Duration = Duration::from_secs(1);
+
+/// What was last sent for one pane.
+struct Tracked {
+    listed: Listed,
+    capture: Vec<u8>,
+    probe: Probe,
+    /// The probe has looked once (its first look reports whatever is in charge).
+    looked: bool,
+    /// Nothing fed yet on this connection: the first capture goes through whatever it is.
+    fresh: bool,
+    /// Opened on this connection.
+    opened: bool,
+    /// The process last reported (told again when the pane is opened on a new connection).
+    process: Option<params::PaneProcess>,
+}
+
+/// How a poller reaches the server: connecting may start one (`lookout run`) or not (a source
+/// inside the server).
+pub type Connect = Box<dyn Fn() -> anyhow::Result<Client> + Send>;
+
+/// Mirrors one source into the server.
+pub struct Poller<S> {
+    source: S,
+    connect: Connect,
+    client: Option<Client>,
+    proc: ProcFs,
+    identify: Arc<dyn Identify + Send + Sync>,
+    panes: BTreeMap<String, Tracked>,
+    /// The instance the tracked panes belong to.
+    instance: Option<String>,
+    /// Left-overs of an earlier run were closed (once per connection).
+    swept: bool,
+    retry_at: Instant,
+    answered_at: Instant,
+}
+
+impl<S: PaneSource> Poller<S> {
+    /// A poller of `source`; `identify` tells agents from other programs in a pane's foreground.
+    pub fn new(source: S, connect: Connect, identify: Arc<dyn Identify + Send + Sync>) -> Self {
+        Poller {
+            source,
+            connect,
+            client: None,
+            proc: ProcFs::default(),
+            identify,
+            panes: BTreeMap::new(),
+            instance: None,
+            swept: false,
+            retry_at: Instant::now(),
+            answered_at: Instant::now(),
+        }
+    }
+
+    /// The source.
+    pub fn source(&mut self) -> &mut S {
+        &mut self.source
+    }
+
+    /// Connects now if no connection is up (the first registration should not wait a round).
+    pub fn connect(&mut self) {
+        if self.client.is_some() {
+            return;
+        }
+        self.retry_at = Instant::now() + RETRY_EVERY;
+        if let Ok(client) = (self.connect)() {
+            // A server that stopped answering must not hold the source past its own stop.
+            if client
+                .set_read_timeout(Some(Duration::from_secs(5)))
+                .is_ok()
+            {
+                self.client = Some(client);
+                self.answered_at = Instant::now();
+                // Every pane is opened (and fed) again on this connection, with its process as
+                // last reported: the probe carries on where it was.
+                for tracked in self.panes.values_mut() {
+                    tracked.opened = false;
+                    tracked.fresh = true;
+                }
+                self.swept = false;
+            }
+        }
+    }
+
+    /// Runs rounds until the source says stop or ended, every `interval` at least.
+    pub fn run(mut self, interval: Duration) -> S {
+        loop {
+            let next = self.source.wait(Instant::now() + interval);
+            if self.client.is_none() && Instant::now() >= self.retry_at {
+                self.connect();
+            }
+            if let Err(ClientError::Io(_) | ClientError::Protocol(_)) = self.round() {
+                self.client = None;
+            }
+            match next {
+                Next::Round => {}
+                Next::Stop => return self.source,
+                Next::Ended => {
+                    let _ = self.close_all(false);
+                    return self.source;
+                }
+                Next::Exited => {
+                    let _ = self.close_all(true);
+                    return self.source;
+                }
+            }
+        }
+    }
+
+    fn call<M: Method>(&mut self, params: &M) -> Result<Option<M::Result>, ClientError> {
+        let Some(client) = self.client.as_mut() else {
+            return Ok(None);
+        };
+        match client.call(params) {
+            Ok(r) => {
+                self.answered_at = Instant::now();
+                Ok(Some(r))
+            }
+            // The server no longer knows the pane (it restarted, someone closed it): not worth
+            // stopping for; anything else it says is.
+            Err(ClientError::Server(_)) => {
+                self.answered_at = Instant::now();
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One look at every pane.
+    pub fn round(&mut self) -> Result<(), ClientError> {
+        if self.client.is_none() {
+            return Ok(());
+        }
+        let Some(listed) = self.source.list() else {
+            // The multiplexer restarted or stopped: its pane ids will be reused, so its panes are gone.
+            return self.close_all(false);
+        };
+        let instance = self.source.instance();
+        if instance.is_some() && instance != self.instance {
+            // A new instance (or the first look): none of the old instance's panes carry on.
+            self.close_all(false)?;
+            self.instance = instance;
+            self.swept = false;
+        }
+        if !self.swept {
+            self.sweep(&listed)?;
+        }
+        let gone: Vec<String> = self
+            .panes
+            .keys()
+            .filter(|id| !listed.iter().any(|l| &l.pane == *id))
+            .cloned()
+            .collect();
+        for pane in gone {
+            self.panes.remove(&pane);
+            self.call(&params::PaneClose { pane })?;
+        }
+        let mut groups = Groups::default();
+        for pane in &listed {
+            self.look(&mut groups, pane)?;
+        }
+        if let Some(client) = self.client.as_mut() {
+            self.source.after_round(client, &listed)?;
+        }
+        if self.answered_at.elapsed() >= PING_EVERY {
+            self.call(&params::Hello {})?;
+        }
+        Ok(())
+    }
+
+    /// Closes this source's panes that an earlier run left on the server and that it no longer lists.
+    fn sweep(&mut self, listed: &[Listed]) -> Result<(), ClientError> {
+        let Some(Snapshot { panes, .. }) = self.call(&params::PaneList {})? else {
+            return Ok(());
+        };
+        for state in panes {
+            if self.source.owned(&state.pane) && !listed.iter().any(|l| l.pane == state.pane) {
+                self.call(&params::PaneClose { pane: state.pane })?;
+            }
+        }
+        self.swept = true;
+        Ok(())
+    }
+
+    /// Closes every pane this source opened; `exited` reports their processes gone first.
+    fn close_all(&mut self, exited: bool) -> Result<(), ClientError> {
+        for pane in std::mem::take(&mut self.panes).into_keys() {
+            if exited {
+                self.call(&exited_params(&pane))?;
+            }
+            self.call(&params::PaneClose { pane })?;
+        }
+        Ok(())
+    }
+
+    fn look(&mut self, groups: &mut Groups, pane: &Listed) -> Result<(), ClientError> {
+        let mut tracked = self.panes.remove(&pane.pane).unwrap_or_else(|| Tracked {
+            listed: pane.clone(),
+            capture: Vec::new(),
+            probe: Probe::new(pane.root),
+            looked: false,
+            fresh: true,
+            opened: false,
+            process: pane
+                .root_argv
+                .as_ref()
+                .map(|argv| started_params(&pane.pane, pane.root, argv.clone(), None)),
+        });
+        let opened = if tracked.opened {
+            Ok(())
+        } else {
+            self.open(pane, &mut tracked)
+        };
+        let result = opened.and_then(|()| self.look_tracked(groups, pane, &mut tracked));
+        self.panes.insert(pane.pane.clone(), tracked);
+        result
+    }
+
+    fn open(&mut self, pane: &Listed, tracked: &mut Tracked) -> Result<(), ClientError> {
+        let Some(client) = self.client.as_mut() else {
+            return Ok(());
+        };
+        let open = params::PaneOpen {
+            pane: pane.pane.clone(),
+            rows: pane.rows.max(1),
+            cols: pane.cols.max(1),
+            kind: pane.kind.clone(),
+            instance: self.instance.clone(),
+        };
+        let fresh = match client.call(&open) {
+            Ok(_) => true,
+            // Ours from before a reconnect: the server kept it, its process is current.
+            Err(ClientError::Server(e)) if e.code == "pane_exists" => false,
+            Err(ClientError::Server(_)) => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        self.answered_at = Instant::now();
+        tracked.opened = true;
+        if let (true, Some(process)) = (fresh, tracked.process.clone()) {
+            self.call(&process)?;
+        }
+        Ok(())
+    }
+
+    fn look_tracked(
+        &mut self,
+        groups: &mut Groups,
+        pane: &Listed,
+        tracked: &mut Tracked,
+    ) -> Result<(), ClientError> {
+        let streams = self.source.streams();
+        // Output from before a resize is fed before it; a capture is taken after it.
+        let output = if streams {
+            self.source.output(pane)
+        } else {
+            Vec::new()
+        };
+        if streams && !tracked.fresh {
+            for chunk in output.chunks(FEED_CHUNK) {
+                self.call(&params::PaneFeed {
+                    pane: pane.pane.clone(),
+                    data: chunk.to_vec(),
+                })?;
+            }
+        }
+        if tracked.fresh || (tracked.listed.rows, tracked.listed.cols) != (pane.rows, pane.cols) {
+            self.call(&params::PaneResize {
+                pane: pane.pane.clone(),
+                rows: pane.rows.max(1),
+                cols: pane.cols.max(1),
+            })?;
+        }
+        if tracked.probe.root() != pane.root {
+            tracked.probe = Probe::new(pane.root);
+        }
+        self.probe(groups, pane, tracked)?;
+        if tracked.fresh || !streams {
+            // The pane may vanish between the listing and here; the next listing closes it.
+            if let Some(capture) = self.source.capture(pane) {
+                if tracked.fresh || capture != tracked.capture {
+                    for chunk in capture.chunks(FEED_CHUNK) {
+                        self.call(&params::PaneFeed {
+                            pane: pane.pane.clone(),
+                            data: chunk.to_vec(),
+                        })?;
+                    }
+                }
+                tracked.capture = capture;
+                tracked.fresh = false;
+            }
+        }
+        tracked.listed = pane.clone();
+        Ok(())
+    }
+
+    fn probe(
+        &mut self,
+        groups: &mut Groups,
+        pane: &Listed,
+        tracked: &mut Tracked,
+    ) -> Result<(), ClientError> {
+        let change = tracked
+            .probe
+            .look(&self.proc, groups, self.identify.as_ref());
+        let first = !std::mem::replace(&mut tracked.looked, true);
+        match change {
+            // The first look finds the program the pane was opened with: nothing new.
+            Some(Change::Started(fg))
+                if first && fg.pid == pane.root && pane.root_argv.is_some() => {}
+            Some(Change::Started(fg)) => {
+                let started = started_params(&pane.pane, fg.pid, fg.argv, Some(fg.comm));
+                self.call(&started)?;
+                tracked.process = Some(started);
+            }
+            Some(Change::Exited) => {
+                let process = match &pane.root_argv {
+                    // Back to the program the pane is for: it is in charge again.
+                    Some(argv) => started_params(&pane.pane, pane.root, argv.clone(), None),
+                    None => exited_params(&pane.pane),
+                };
+                self.call(&process)?;
+                tracked.process = Some(process);
+            }
+            None => {}
+        }
+        Ok(())
+    }
+}
+
+fn started_params(
+    pane: &str,
+    pid: u32,
+    argv: Vec<String>,
+    comm: Option<String>,
+) -> params::PaneProcess {
+    params::PaneProcess {
+        pane: pane.to_owned(),
+        event: ProcessKind::Started,
+        pid: Some(pid),
+        argv,
+        comm,
+    }
+}
+
+fn exited_params(pane: &str) -> params::PaneProcess {
+    params::PaneProcess {
+        pane: pane.to_owned(),
+        event: ProcessKind::Exited,
+        pid: None,
+        argv: Vec::new(),
+        comm: None,
+    }
+}

@@ -1,0 +1,242 @@
+//! The PTY source: one pane whose terminal lookout owns (`lookout run`, the demo panes of `lookout
+//! watch`) as a pane of the server (SPEC §9, §12). Its output streams (batched per ~50 ms), its
+//! resizes, its typing (`pane.input`) and its exit go through the poller like any source's.
+//!
+//! The caller (the pass-through loop) hands events to a [`Link`], whose calls never block; the
+//! poller runs on a background thread. The source keeps the pane's current screen (a headless
+//! vt100 of its own), so after a server restart the poller opens the pane again with its screen
+//! and process and nothing is lost; the wrapped program is never touched. Touches the server
+//! socket (through the poller) and `/proc`.
+
+use super::poller::{Connect, Poller};
+use super::{Listed, Next, PaneSource};
+use crate::manifest::Catalog;
+use crate::server::protocol::params;
+use crate::server::{Client, ClientError};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use std::num::NonZeroU16;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long output may wait to be batched into one `pane.feed`.
+const BATCH: Duration = Duration::from_millis(50);
+/// How often the foreground program is probed when nothing else happens.
+const PROBE_EVERY: Duration = Duration::from_millis(500);
+/// Output waiting for the server beyond this is replaced by a repaint of the current screen.
+const MAX_BATCH: usize = 1 << 20;
+/// How often typing is reported (`pane.input`: the person is at this pane).
+const TYPED_EVERY: Duration = Duration::from_secs(1);
+
+/// A PTY dimension as vt100 takes it (a 0 from a confused terminal counts as 1).
+fn nz(n: u16) -> NonZeroU16 {
+    NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN)
+}
+
+/// What the server is told when the pane is opened.
+#[derive(Debug, Clone)]
+pub struct Registration {
+    /// The pane id.
+    pub pane: String,
+    /// Rows of the PTY.
+    pub rows: u16,
+    /// Columns of the PTY.
+    pub cols: u16,
+    /// The agent kind, when the caller knows it.
+    pub kind: Option<String>,
+    /// The child's pid.
+    pub pid: u32,
+    /// The child's argv (the server identifies the agent from it).
+    pub argv: Vec<String>,
+}
+
+enum Message {
+    Output(Vec<u8>),
+    Input,
+    Resize(u16, u16),
+    Exited,
+}
+
+/// The sending end; cheap calls that never block.
+pub struct Link {
+    tx: Sender<Message>,
+    done: Receiver<()>,
+}
+
+impl Link {
+    /// Starts the pane's line to the server (`connect` reaches it, starting one if it may). The pane
+    /// is registered before this returns when a server answers (so it exists before its first
+    /// output); otherwise later, when one does. `identify` tells agents from other programs in the
+    /// terminal's foreground.
+    pub fn start(connect: Connect, registration: Registration, identify: Arc<Catalog>) -> Link {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let (done_tx, done) = crossbeam_channel::bounded(1);
+        let mut poller = Poller::new(PtySource::new(registration, rx), connect, identify);
+        poller.connect();
+        if poller.round().is_err() {
+            // The server went away at once: the poller connects again on its own.
+        }
+        let spawned = std::thread::Builder::new()
+            .name("lookout-link".into())
+            .spawn(move || {
+                poller.run(PROBE_EVERY);
+                let _ = done_tx.send(());
+            });
+        if let Err(e) = spawned {
+            eprintln!("lookout: cannot start the server link: {e}; the pane is not watched");
+        }
+        Link { tx, done }
+    }
+
+    /// The child wrote `bytes`.
+    pub fn output(&self, bytes: &[u8]) {
+        let _ = self.tx.send(Message::Output(bytes.to_vec()));
+    }
+
+    /// The person typed into the pane.
+    pub fn input(&self) {
+        let _ = self.tx.send(Message::Input);
+    }
+
+    /// The PTY is now `rows` × `cols`.
+    pub fn resize(&self, rows: u16, cols: u16) {
+        let _ = self.tx.send(Message::Resize(rows, cols));
+    }
+
+    /// The child exited.
+    pub fn exited(&self) {
+        let _ = self.tx.send(Message::Exited);
+    }
+
+    /// Lets the thread send what is queued (the exit, the close), waiting at most `timeout`.
+    pub fn finish(self, timeout: Duration) {
+        drop(self.tx);
+        let _ = self.done.recv_timeout(timeout);
+    }
+}
+
+/// One PTY as a pane source.
+struct PtySource {
+    reg: Registration,
+    rx: Receiver<Message>,
+    /// The pane's screen as the server should see it now.
+    screen: vt100::Parser,
+    /// Output not yet fed.
+    batch: Vec<u8>,
+    /// When the batch is due.
+    flush_at: Option<Instant>,
+    /// When `pane.input` was last sent.
+    typed_at: Option<Instant>,
+    /// Keys arrived that `pane.input` has not told about yet.
+    typing: bool,
+}
+
+impl PtySource {
+    fn new(reg: Registration, rx: Receiver<Message>) -> Self {
+        PtySource {
+            screen: vt100::Parser::new(nz(reg.rows), nz(reg.cols), 0),
+            reg,
+            rx,
+            batch: Vec::new(),
+            flush_at: None,
+            typed_at: None,
+            typing: false,
+        }
+    }
+
+    /// Bytes that redraw the pane's current screen from scratch.
+    fn repaint(&self) -> Vec<u8> {
+        let mut repaint = b"\x1b[H\x1b[2J".to_vec();
+        repaint.extend_from_slice(self.screen.screen().contents_formatted().as_bytes());
+        repaint
+    }
+
+    fn may_tell_typing(&self) -> bool {
+        self.typing && self.typed_at.is_none_or(|at| at.elapsed() >= TYPED_EVERY)
+    }
+}
+
+impl PaneSource for PtySource {
+    fn list(&mut self) -> Option<Vec<Listed>> {
+        let (rows, cols) = self.screen.screen().size();
+        Some(vec![Listed {
+            pane: self.reg.pane.clone(),
+            native: self.reg.pane.clone(),
+            rows: rows.get(),
+            cols: cols.get(),
+            root: self.reg.pid,
+            root_argv: Some(self.reg.argv.clone()),
+            kind: self.reg.kind.clone(),
+        }])
+    }
+
+    fn streams(&self) -> bool {
+        true
+    }
+
+    fn output(&mut self, _pane: &Listed) -> Vec<u8> {
+        self.flush_at = None;
+        std::mem::take(&mut self.batch)
+    }
+
+    fn capture(&mut self, _pane: &Listed) -> Option<Vec<u8>> {
+        Some(self.repaint())
+    }
+
+    /// Tells the server the person typed, at most once a second (keys come in bursts), and the
+    /// last burst always.
+    fn after_round(&mut self, server: &mut Client, _listed: &[Listed]) -> Result<(), ClientError> {
+        if self.may_tell_typing() {
+            self.typing = false;
+            self.typed_at = Some(Instant::now());
+            let input = params::PaneInput {
+                pane: self.reg.pane.clone(),
+            };
+            match server.call(&input) {
+                Ok(_) | Err(ClientError::Server(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn wait(&mut self, due: Instant) -> Next {
+        loop {
+            let wake = self.flush_at.map_or(due, |at| at.min(due));
+            let wake = if self.typing {
+                // the last burst of keys is told when its second is up
+                self.typed_at
+                    .map_or(wake, |at| (at + TYPED_EVERY).min(wake))
+            } else {
+                wake
+            };
+            match self
+                .rx
+                .recv_timeout(wake.saturating_duration_since(Instant::now()))
+            {
+                Ok(Message::Output(bytes)) => {
+                    self.screen.process(&bytes);
+                    self.batch.extend_from_slice(&bytes);
+                    if self.batch.len() > MAX_BATCH {
+                        // The server is slower than the child: the current screen says it all.
+                        self.batch = self.repaint();
+                    }
+                    self.flush_at.get_or_insert_with(|| Instant::now() + BATCH);
+                }
+                Ok(Message::Input) => {
+                    self.typing = true;
+                    if self.may_tell_typing() {
+                        return Next::Round;
+                    }
+                }
+                Ok(Message::Resize(rows, cols)) => {
+                    // What came before is fed before the resize (the poller feeds output first).
+                    self.screen.screen_mut().set_size(nz(rows), nz(cols));
+                    return Next::Round;
+                }
+                Ok(Message::Exited) => return Next::Exited,
+                Err(RecvTimeoutError::Disconnected) => return Next::Stop,
+                Err(RecvTimeoutError::Timeout) => return Next::Round,
+            }
+        }
+    }
+}
