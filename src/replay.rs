@@ -42,6 +42,11 @@ pub struct MarkerCheck {
     pub cause: Option<String>,
     /// Whether they agree.
     pub ok: bool,
+    /// The pane's labels at the marker (`usage_limit` …).
+    pub labels: Vec<String>,
+    /// The reset time the pane's state gave, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<String>,
     /// The screen at the marker.
     #[serde(skip)]
     pub screen: String,
@@ -136,6 +141,8 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
                         expected: label,
                         detected: state.lifecycle,
                         cause: state.cause,
+                        labels: state.labels,
+                        resets_at: state.resets_at,
                         screen: crate::panes::screen_text(&world, PANE).unwrap_or_default(),
                     });
                 }

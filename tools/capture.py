@@ -368,6 +368,7 @@ class Agent:
     limit_again = ()      # keys that answer it so the CLI keeps waiting or retries (the dialog comes back)
     limit_reopen = None   # a command that opens the limit's dialog again at the idle prompt
     limit_wait = ()       # … and the keys that answer it "wait for the reset" (the banner comes back)
+    limit_wait_if = r"$^" # … when the dialog offers that (else its first choice, Enter, stops)
     cli_version = "?"     # what `--version` says (set by main)
     case = None           # the case being recorded (set by run_case before setup)
     signin = None         # regex of the first-run / sign-in screen shown without configuration
@@ -456,12 +457,14 @@ class Claude(Agent):
     # signed in to a subscription: the footer banner "⚠ Usage limit reached · limit resets 2:50pm" /
     # "Continuing automatically at 2:50pm · Esc to cancel" (Esc cancels); /rate-limit-options asks
     # "What do you want to do?" with "Stop and wait for limit to reset" first
-    limit_screen = r"Usage limit reached · limit resets|What do you want to do\?[\s\S]*Stop and wait"
+    # (2.1.252: one row, "⚠ Usage limit reached · continuing automatically at 2:55pm · esc to cancel")
+    limit_screen = r"⚠ [^\n]*[Ll]imit|What do you want to do\?[\s\S]*Stop and wait"
     limit_lines = 8
     limit_error = r"hit your (session |weekly )?limit|Request rejected \(429\)"
     limit_answer = ("Escape",)
     limit_reopen = "/rate-limit-options"
     limit_wait = ("Down", "Enter")
+    limit_wait_if = r"\d\. Wait here"
 
     # 2.1.3xx asks once, at start, when settings ask for the manual mode: "Make auto mode your default
     # permission mode?" / "❯ Yes, set auto mode …" / "No, keep manual mode" — a settings question that
@@ -538,7 +541,8 @@ trust_level = "trusted"
                   quiet=2.0)
 
     # no dialog: "■ You've hit your usage limit. … try again at 2:51 PM." and the prompt is back
-    limit_error = r"hit your usage limit|Quota exceeded"
+    # (0.145 gives up on a 429 at once: "■ exceeded retry limit, last status: 429 Too Many Requests")
+    limit_error = r"hit your usage limit|Quota exceeded|retry limit, last status: 429"
 
     signin = r"Sign in with ChatGPT|Provide your own API key"
 
@@ -1336,10 +1340,16 @@ def sc_usagelimit(a, p):
         time.sleep(1.0)
         p.keys("Enter")
         blocked("limit-dialog")
-        p.keys(*a.limit_wait)
-        time.sleep(1.0)
-        blocked("limit-waiting")
-        stop()
+        if re.search(a.limit_wait_if, p.text()):
+            p.keys(*a.limit_wait)
+            time.sleep(1.0)
+            blocked("limit-waiting")
+            stop()
+        else:  # no "wait here" choice (2.1.197): its first choice, "Stop and wait for limit to reset"
+            p.keys("Enter")
+            p.wait(a.limit_screen, 20, gone=True, what="limit-dialog-gone", lines=a.limit_lines)
+            a.is_idle(p, timeout=30)
+            p.mark("i")
 
 
 def sc_ratelimit(a, p):
