@@ -369,6 +369,14 @@ class Agent:
     limit_reopen = None   # a command that opens the limit's dialog again at the idle prompt
     limit_wait = ()       # … and the keys that answer it "wait for the reset" (the banner comes back)
     limit_wait_if = r"$^" # … when the dialog offers that (else its first choice, Enter, stops)
+    # case "ask": the agent's own question to the user (its question tool), looked for in the last
+    # `question_lines` non-blank rows, answered with `question_answer` (the first option)
+    question = r"^\s*Enter to select ·"
+    question_lines = 2
+    question_answer = ("Enter",)
+    question_quiet = 0.8  # … and the screen still this long (0: a spinner keeps moving above it)
+    question_setup = ()   # keys that put the CLI in the mode where it asks (Codex: Plan mode)
+    question_setup_done = None
     cli_version = "?"     # what `--version` says (set by main)
     case = None           # the case being recorded (set by run_case before setup)
     signin = None         # regex of the first-run / sign-in screen shown without configuration
@@ -543,6 +551,13 @@ trust_level = "trusted"
     # no dialog: "■ You've hit your usage limit. … try again at 2:51 PM." and the prompt is back
     # (0.145 gives up on a 429 at once: "■ exceeded retry limit, last status: 429 Too Many Requests")
     limit_error = r"hit your usage limit|Quota exceeded|retry limit, last status: 429"
+    # request_user_input is answered only in Plan mode (shift+tab): "Question 1/1 (1 unanswered)",
+    # the question, "› 1. Hello  A plain hello." …, "tab to add notes | enter to submit answer | esc
+    # to interrupt" (in Default mode the tool returns at once and nothing is asked)
+    question = r"enter to submit answer"
+    question_lines = 3
+    question_setup = ("BTab",)
+    question_setup_done = r"Plan mode"
 
     signin = r"Sign in with ChatGPT|Provide your own API key"
 
@@ -589,6 +604,10 @@ class Gemini(Agent):
     limit_error = r"Usage limit reached|exhausted your daily quota|Please wait and try again later"
     limit_answer = ("Down", "Enter")
     limit_again = ("Enter",)
+    # ask_user: a box "Answer Questions" / the question / "● 1.  Hello" … / "Enter to select ·
+    # ↑/↓ to navigate · Esc to cancel" (its last row inside the box)
+    question = r"Enter to select · .*Esc to cancel"
+    question_lines = 3
 
     signin = r"How would you like to authenticate|Login with Google"
 
@@ -614,6 +633,10 @@ class Qwen(Agent):
     ready = r"Type your message|^─{8,}\n> [^\n]*\n─{8,}"
     busy = r"esc to cancel"
     dialog = r"Allow execution|Apply this change\?|Allow once|Yes, allow once"
+    # ask_user_question: "? AskUserQuestion …" / the question / "❯ 1. Hello" … / "↑/↓: Navigate |
+    # Enter: Select | Esc: Cancel", then a spinner row "Waiting for user confirmation..."
+    question = r"Enter: Select \| Esc: Cancel"
+    question_lines = 3
     approve = ("Enter",)
     deny = ("Escape",)
 
@@ -644,6 +667,9 @@ class Opencode(Agent):
     busy = r"esc (to )?interrupt|esc again"
     busy_lines = 3
     dialog = r"Permission required|Allow once"
+    # the question tool: a left-bar panel with the question, "1. Hello" …, "↑↓ select  enter submit  esc dismiss"
+    question = r"enter submit\s+esc dismiss"
+    question_lines = 3
     approve = ("Enter",)
     deny = ("Escape",)
     startup_timeout = 120
@@ -763,6 +789,8 @@ class Copilot(Agent):
     deny = ("Escape",)
     interrupt = ("Escape", "Escape")  # "esc esc interrupt": two presses, one alone does nothing
     startup_timeout = 90
+    question = r"(?i)enter to (?:select|submit|confirm)|Which greeting should"
+    question_lines = 12
 
     def setup(self, env, port):
         env.update({"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:%d/v1" % port,
@@ -806,6 +834,10 @@ class Kimi(Agent):
     busy_lines = 5
     dialog = r"─ approval ─[\s\S]*\[1\] Approve"
     dialog_lines = 16
+    # AskUserQuestion: a box "╭─ question ─" with "? <question>", "→ [1] Hello" …, "[3] Other"
+    question = r"─ question ─[\s\S]*\[1\]"
+    question_lines = 14
+    question_quiet = 0.0  # its "Using AskUserQuestion" spinner row keeps moving
     dialog_quiet = 0      # the tool's spinner row above the dialog keeps moving
     approve = ("Enter",)
     deny = ("Escape",)
@@ -1036,7 +1068,8 @@ SIZES = {"small": (80, 24), "narrow": (60, 20)}
 #   notitle   (claude) CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1: slow answer then the permission flow
 #   plan      (claude) plan mode (shift+tab) footer: a slow answer  i, w, w, i
 #   noanim    (codex) tui.animations = false: a slow answer       i, w, w, i
-EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "usagelimit", "ratelimit"]
+EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "usagelimit", "ratelimit",
+               "ask", "presets"]
 
 
 # ---------------------------------------------------------------- scenarios
@@ -1186,14 +1219,24 @@ def sc_background(a, p):
 
 
 def sc_ask(a, p):
-    """Claude: the agent asks the user a multiple-choice question (AskUserQuestion): blocked."""
+    """The agent asks the user a multiple-choice question with its question tool (the mock's
+    "ask me": Claude AskUserQuestion, Gemini ask_user, …): blocked; answered, the turn ends."""
+    if a.question_setup:  # the mode the CLI asks questions in (Codex: Plan mode)
+        for _ in range(4):  # a key pressed before the TUI is ready is lost: press again
+            time.sleep(2.0)
+            p.keys(*a.question_setup)
+            time.sleep(1.5)
+            if re.search(a.question_setup_done, bottom(p.text(), 4)):
+                break
+        p.wait(a.question_setup_done, 10, what="question-mode", quiet=a.settle, lines=4)
     p.mark("i")
     p.type("ask me a question first", enter_key=a.submit)
-    p.wait(r"^\s*Enter to select ·", 30, what="question", quiet=0.8, lines=2)
+    p.wait(a.question, 60, what="question", quiet=a.question_quiet, lines=a.question_lines)
+    time.sleep(0.8 - a.question_quiet)
     p.mark("b")
     time.sleep(1.0)
     p.mark("b")
-    p.keys("Enter")
+    p.keys(*a.question_answer)
     p.wait(a.final, 30, what="final")
     a.is_idle(p)
     p.mark("i")
@@ -1367,6 +1410,36 @@ def sc_ratelimit(a, p):
     p.mark("i")
 
 
+def sc_presets(a, p):
+    """Codex approval presets (/permissions): the picker the user opened (idle), the "Enable full
+    access?" confirmation with its "1. Yes, continue anyway" (a settings question: other, never
+    blocked), then a command that needs approval runs unasked under Full Access (never blocked)."""
+    p.mark("i")
+    p.type("/permissions", enter=False)
+    time.sleep(1.0)
+    p.keys("Enter")
+    p.wait(r"Full Access", 15, what="preset-picker", quiet=a.settle)
+    p.mark("i")
+    for _ in range(6):  # move the picker's cursor (›) to Full Access
+        if re.search(r"^\s*› \d\. Full Access", p.text(), re.M):
+            break
+        p.keys("Down")
+        time.sleep(0.4)
+    p.keys("Enter")
+    p.wait(r"Enable full access\?", 15, what="full-access-question", quiet=a.settle)
+    p.mark("o")
+    time.sleep(1.0)
+    p.mark("o")
+    p.keys("Enter")
+    p.wait(r"Permission selection requested: Full Access|Full Access", 15, what="preset-set")
+    p.wait(a.ready, 15, what="ready", quiet=a.settle)
+    p.mark("i")
+    p.type("perm: please run the command", enter_key=a.submit)
+    p.wait(a.final, 30, what="final")
+    a.is_idle(p)
+    p.mark("i")
+
+
 def sc_longtool(a, p):
     """A command that runs 32 s with no output (approved first where the CLI asks): working."""
     p.mark("i")
@@ -1426,7 +1499,7 @@ def sc_noanim(a, p):
     sc_slow(a, p)
 
 
-SCENARIOS = {"usagelimit": sc_usagelimit, "ratelimit": sc_ratelimit, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
+SCENARIOS = {"presets": sc_presets, "usagelimit": sc_usagelimit, "ratelimit": sc_ratelimit, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
              "queued": sc_queued, "error": sc_error, "longtool": sc_longtool, "notitle": sc_notitle,
              "plan": sc_plan, "noanim": sc_noanim, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}

@@ -28,7 +28,11 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "background"    -> a long command left running in the background: Anthropic Bash `sleep 25`
                               with run_in_background; elsewhere the shell tool with `sleep 20` and its
                               background flag (is_background / yield_time_ms) when the schema has one
-  contains "ask me"        -> (Anthropic) AskUserQuestion with two options (the agent waits for an answer)
+  contains "ask me"        -> the client's question tool with one two-option question (the agent waits
+                              for an answer): Anthropic AskUserQuestion; elsewhere ask_user (Gemini),
+                              ask_user_question (Qwen), request_user_input (Codex), question
+                              (opencode/kilo) … whichever the client offers, its arguments shaped by
+                              the tool's schema
   contains "sub" + "agent" -> (Anthropic) the Agent/Task tool with a sub-agent asked for a slow answer
   contains "fail"          -> the API answers HTTP 400 with its own error body (not retried): the
                               turn ends in an API error
@@ -300,6 +304,57 @@ def args_for(name, schema, kind):
     if kind == "shell" and not any(k.lower() in ("command", "cmd", "commands") for k in out):
         out["command"] = SHELL_CMD
     return out
+
+
+ASK_NAMES = ["askuserquestion", "ask_user", "ask_user_question", "request_user_input", "question",
+             "ask_followup_question", "ask_question", "askuser", "ask"]
+ASK_QUESTION = {"question": "Which greeting should the file use?", "header": "Greeting", "id": "greeting",
+                "type": "choice", "multiSelect": False, "multiple": False,
+                "options": [{"label": "Hello", "description": "A plain hello."},
+                            {"label": "Howdy", "description": "A friendly howdy."}]}
+
+
+def ask_value(schema, key):
+    """ASK_QUESTION's value for `key`, shaped as the schema asks (options as objects or strings)."""
+    v = ASK_QUESTION.get(key)
+    if key in ("options", "choices", "suggestions", "follow_up", "answers"):
+        items = (schema or {}).get("items") or {}
+        if items.get("type") == "object" or "properties" in items:
+            keys = (items.get("properties") or {}).keys()
+            return [{k: o.get(k, json_from_schema((items.get("properties") or {}).get(k)))
+                     for k in keys} for o in ASK_QUESTION["options"]]
+        return [o["label"] for o in ASK_QUESTION["options"]]
+    if v is None:
+        return json_from_schema(schema)
+    return v
+
+
+def ask_args(schema):
+    """Arguments for the client's question tool: one multiple-choice question, in its schema."""
+    props = (schema or {}).get("properties") or {}
+    if "message" in props and "requestedSchema" in props:  # an elicitation form (Copilot's ask_user)
+        return {"message": ASK_QUESTION["question"], "requestedSchema": {
+            "type": "object", "required": ["greeting"], "properties": {"greeting": {
+                "type": "string", "title": ASK_QUESTION["header"], "description": "The greeting to use.",
+                "enum": [o["label"] for o in ASK_QUESTION["options"]]}}}}
+    out = {}
+    for k, v in props.items():
+        lk = k.lower()
+        if lk == "questions":
+            item = (v or {}).get("items") or {}
+            iprops = item.get("properties") or {}
+            out[k] = [{ik: ask_value(iv, ik) for ik, iv in iprops.items()
+                       if ik in ASK_QUESTION or ik in (item.get("required") or [])}]
+        elif lk in ASK_QUESTION or lk in ("choices", "suggestions", "follow_up"):
+            out[k] = ask_value(v, lk)
+        elif k in ((schema or {}).get("required") or []):
+            out[k] = json_from_schema(v)
+    return out
+
+
+def plan_ask(tools):
+    t = pick_tool(tools, ASK_NAMES, ["ask_user", "askuser", "user_input", "question"])
+    return (t[0], ask_args(t[1])) if t else None
 
 
 def plan_tool(tools, scenario):
@@ -715,8 +770,9 @@ class Handler(BaseHTTPRequestHandler):
         utext = text_of(users[-1].get("content")) if users else ""
         system = "\n".join(text_of(m.get("content")) for m in msgs if m.get("role") in ("system", "developer"))
         # Text-protocol clients (aider's edit formats, cline's XML tools) offer no tools but still act.
-        aider = not tools and ("SEARCH/REPLACE" in system or "aider" in system.lower())
+        # cline 2.x's XML-tool prompt also teaches SEARCH/REPLACE blocks: XML tools come first
         xml_tools = not tools and "<execute_command>" in system
+        aider = not tools and not xml_tools and ("SEARCH/REPLACE" in system or "aider" in system.lower())
         has_tools = bool(tools) or aider or xml_tools
         rf = body.get("response_format") or {}
         if rf.get("type") in ("json_object", "json_schema"):
@@ -755,6 +811,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scen == "bg" and tools:
             call = plan_tool(tools, "bg")
             text = "I will start a long command in the background."
+        elif scen == "ask" and plan_ask(tools):
+            call = plan_ask(tools)
+            text = "I need to ask you something first."
         elif scen == "long":
             cmd = LONG_CMD % ARGS.long_seconds
             if aider:
@@ -892,6 +951,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scen == "bg":
             call = plan_tool(tools, "bg")
             text = "I will start a long command in the background."
+        elif scen == "ask" and plan_ask(tools):
+            call = plan_ask(tools)
+            text = "I need to ask you something first."
         else:
             text = short_answer(last_user)
 
@@ -998,6 +1060,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scen in ("perm", "write"):
             call = plan_tool(tools, scen)
             text = "I will run a command that needs your permission."
+        elif scen == "ask" and plan_ask(tools):
+            call = plan_ask(tools)
+            text = "I need to ask you something first."
         else:
             text = short_answer(utext)
         usage = {"promptTokenCount": 120, "candidatesTokenCount": 30, "totalTokenCount": 150}
