@@ -52,6 +52,9 @@ Cases (not every kind has every case; see CASES)
   toolrun   (pi) a shell command the CLI runs without asking    i, i (never blocked)
   edit      a file write the CLI asks about, approved            i, b, b, i
   (small without a permission dialog, e.g. pi: the slow case at 80x24)
+Codex 0.171 runs an app-server daemon whose control socket is under /tmp/codex-daemon-<uid>/ (per
+user, not per HOME): record Codex in one harness at a time, or the second one fails with "app-server
+control socket is already in use".
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
 DNS lookups some CLIs try (opencode's models list, codex's sign-in screen, aider's price map) fail
@@ -375,6 +378,7 @@ class Agent:
     question_lines = 2
     question_answer = ("Enter",)
     question_quiet = 0.8  # … and the screen still this long (0: a spinner keeps moving above it)
+    queue_key = None      # case "queued": the key that queues a follow-up while working (default: submit)
     question_setup = ()   # keys that put the CLI in the mode where it asks (Codex: Plan mode)
     question_setup_done = None
     cli_version = "?"     # what `--version` says (set by main)
@@ -545,8 +549,12 @@ trust_level = "trusted"
         # the composer shows before the session is ready; Enter is ignored until the footer's
         # shortcut hint appears
         # (0.145 has no shortcut hint: its footer row is "mock-model default · ~/project")
-        pane.wait(r"for shortcuts|^\s*\S+ default · ~/", self.startup_timeout, what="ready",
-                  quiet=2.0)
+        # (0.159+ draws "mock-model default · ~/project" before it is ready, then adds the hint row;
+        # a prompt typed in between is shown but never sent: wait for the hint row first)
+        try:
+            pane.wait(r"for shortcuts", 30, what="ready-hint", quiet=2.0)
+        except TimeoutError:
+            pane.wait(r"^\s*\S+ default · ~/", self.startup_timeout, what="ready", quiet=2.0)
 
     # no dialog: "■ You've hit your usage limit. … try again at 2:51 PM." and the prompt is back
     # (0.145 gives up on a 429 at once: "■ exceeded retry limit, last status: 429 Too Many Requests")
@@ -558,6 +566,9 @@ trust_level = "trusted"
     question_lines = 3
     question_setup = ("BTab",)
     question_setup_done = r"Plan mode"
+    # Enter while a turn runs steers it (the text joins the running turn); Tab queues it:
+    # "• Queued follow-up inputs" / "↳ and a short follow-up", run after the turn
+    queue_key = "Tab"
 
     signin = r"Sign in with ChatGPT|Provide your own API key"
 
@@ -1320,7 +1331,7 @@ def sc_queued(a, p):
     p.wait(a.slow_text, 20, what="slow-start")
     a.is_working(p)
     p.mark("w")
-    p.type("and a short follow-up", enter_key=a.submit)
+    p.type("and a short follow-up", enter_key=a.queue_key or a.submit)
     time.sleep(1.0)
     p.mark("w")
     p.wait(a.slow_end, 40, what="slow-end")
