@@ -8,7 +8,7 @@ mod screens;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use lookout::manifest::Catalog;
-use lookout::rules::regions::{Rows, region_text};
+use lookout::rules::regions::{RowBuf, Rows, region_text};
 use lookout::rules::{Look, Strategy};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -53,7 +53,9 @@ fn bench_evaluate(c: &mut Criterion) {
         });
         // Baseline: the region texts already built, one RegexSet pass over each.
         let texts: Vec<String> = {
-            let mut rows = Rows::new(p.screen());
+            let mut buf = RowBuf::default();
+            buf.begin(50);
+            let mut rows = Rows::new(p.screen(), &mut buf);
             kind.regions
                 .iter()
                 .map(|r| region_text(&mut rows, *r, look.title, ""))
@@ -74,8 +76,10 @@ fn bench_evaluate(c: &mut Criterion) {
             BenchmarkId::new("extract-regions", state),
             &look,
             |b, look| {
+                let mut buf = RowBuf::default();
                 b.iter(|| {
-                    let mut rows = Rows::new(look.screen);
+                    buf.begin(50);
+                    let mut rows = Rows::new(look.screen, &mut buf);
                     for r in &kind.regions {
                         black_box(region_text(&mut rows, *r, look.title, ""));
                     }
@@ -101,8 +105,10 @@ fn bench_evaluate(c: &mut Criterion) {
                 black_box(set.as_ref().map(|s| s.matches(text)));
             }
         });
+        let mut buf = RowBuf::default();
         let extract = time(&mut || {
-            let mut rows = Rows::new(look.screen);
+            buf.begin(50);
+            let mut rows = Rows::new(look.screen, &mut buf);
             for r in &kind.regions {
                 black_box(region_text(&mut rows, *r, look.title, ""));
             }

@@ -273,6 +273,7 @@ pub fn open_pane(
                 HookEvidence::default(),
                 ScreenVerdict::default(),
                 Wake::default(),
+                RowsSeen::default(),
                 Glimpse::default(),
                 Drift::default(),
                 Composer::default(),
@@ -328,6 +329,13 @@ pub fn feed_at(
         .resource_mut::<OutputInbox>()
         .bytes(id, bytes, Some(at));
     Ok(())
+}
+
+/// When the embedder should run the next tick for the output queued so far ([`OUTPUT_BATCH`]
+/// after the first chunk queued with [`feed_at`] since the last tick; `None`: no such output).
+/// Ticking then, besides the periodic tick, is what makes detection follow the screen (issue 12).
+pub fn output_due(world: &World) -> Option<std::time::Instant> {
+    world.resource::<OutputInbox>().due()
 }
 
 /// Queues a resize for the next tick; the new screen must be within bounds and fit.
@@ -484,6 +492,22 @@ pub fn states(world: &World) -> Vec<PaneState> {
         .collect()
 }
 
+/// Whether the pane's agent holds input typed while it works, to send next (its manifest's
+/// `[composer] queues`): `pane.send` reads pending text on a working pane as queued only then.
+pub fn queues_input(world: &World, id: &str) -> bool {
+    let Ok(e) = entity(world, id) else {
+        return false;
+    };
+    let catalog = &world.resource::<Manifests>().0;
+    world
+        .entity(e)
+        .get::<AgentKind>()
+        .and_then(|k| k.id)
+        .and_then(|id| catalog.kind(id))
+        .and_then(|k| k.composer.as_ref())
+        .is_some_and(|c| c.queues)
+}
+
 /// `agent.explain`: the pane's rules evaluated on its screen now, plus hook status and policy.
 pub fn explain(
     world: &World,
@@ -507,10 +531,10 @@ pub fn explain(
     ) {
         (Some(rules), Some(screen), Some(title), Some(progress)) => {
             Some(rules.explain(&crate::rules::Look {
-                screen: screen.screen(),
+                screen: screen.grid(),
                 title: &title.0,
                 progress: &progress.0,
-                changed_at: screen.changed_at,
+                changed_at: get.get::<RowsSeen>().and_then(|s| s.changed_at),
                 now: clock.now,
             }))
         }

@@ -1,9 +1,10 @@
 //! Replay: plays an asciicast recording through the same world and schedule as the server,
-//! ticking every 500 ms of recording time and at each `"m"` marker, and checks each marker's
+//! ticking as the server does (every 500 ms of recording time, and `OUTPUT_BATCH` after output
+//! arrives) and at each `"m"` marker, and checks each marker's
 //! expected state against the pane's lifecycle. Pure given the recording: no I/O, recording
 //! time drives the `Clock`.
 
-use crate::components::LifecycleState;
+use crate::components::{ComposerState, ComposerView, LifecycleState};
 use crate::components::{MAX_COLS, MAX_ROWS};
 use crate::event::Change;
 use crate::manifest::Catalog;
@@ -34,10 +35,14 @@ pub struct Step {
 pub struct MarkerCheck {
     /// Recording time, seconds.
     pub at: f64,
-    /// The marker's label: working, blocked, idle (idle or done), done, other.
+    /// The marker's label: working, blocked, idle (idle or done), done, other; optionally
+    /// followed by the composer it shows (`idle composer=pending:fix the tests`, see
+    /// [`composer_accepts`]).
     pub expected: String,
     /// The lifecycle at the marker.
     pub detected: LifecycleState,
+    /// The composer at the marker.
+    pub composer: ComposerView,
     /// The cause of that lifecycle.
     pub cause: Option<String>,
     /// Whether they agree.
@@ -83,6 +88,55 @@ pub fn marker_accepts(label: &str, state: LifecycleState) -> bool {
     }
 }
 
+/// Whether a marker label accepts a lifecycle and a composer. The label is a lifecycle word
+/// ([`marker_accepts`]), optionally `title-only`, then optionally `composer=empty`, `composer=unknown`, `composer=pending`
+/// or `composer=pending:TEXT` — the draft, compared with all whitespace removed (a wrapped row
+/// and a typed newline read alike).
+///
+/// `title-only` after the lifecycle word says the lifecycle is shown by the window title alone at
+/// that moment (the screen has no sign of it): a replay with titles off checks only the composer.
+pub fn label_accepts(label: &str, state: LifecycleState, composer: &ComposerView) -> bool {
+    let lifecycle = label.split(' ').next().unwrap_or(label);
+    marker_accepts(lifecycle, state) && composer_part_accepts(label, composer)
+}
+
+/// Whether the label's composer part, if it has one, describes `composer`.
+pub fn composer_part_accepts(label: &str, composer: &ComposerView) -> bool {
+    let rest = label.split_once(' ').map_or("", |(_, rest)| rest).trim();
+    let rest = rest.strip_prefix("title-only").unwrap_or(rest).trim();
+    rest.is_empty() || composer_accepts(rest, composer)
+}
+
+/// Whether the label says its lifecycle is shown by the title alone (see [`label_accepts`]).
+pub fn title_only(label: &str) -> bool {
+    label.split(' ').nth(1) == Some("title-only")
+}
+
+/// Whether `composer=…` (see [`label_accepts`]) describes `composer`.
+pub fn composer_accepts(expect: &str, composer: &ComposerView) -> bool {
+    let Some(expect) = expect.strip_prefix("composer=") else {
+        return false;
+    };
+    let (state, text) = match expect.split_once(':') {
+        Some((state, text)) => (state, Some(text)),
+        None => (expect, None),
+    };
+    let squeeze = |t: &str| t.chars().filter(|c| !c.is_whitespace()).collect::<String>();
+    let state_ok = match state {
+        "empty" => composer.state == ComposerState::Empty,
+        "pending" => composer.state == ComposerState::Pending,
+        "unknown" => composer.state == ComposerState::Unknown,
+        _ => false,
+    };
+    state_ok
+        && text.is_none_or(|t| {
+            composer
+                .text
+                .as_deref()
+                .is_some_and(|got| squeeze(got) == squeeze(t))
+        })
+}
+
 /// Plays `cast` through a fresh world with `catalog`, as a pane of `kind`.
 pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
     let mut world = crate::world(catalog);
@@ -116,10 +170,23 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             }
         }
     };
+    // The next tick as the server runs it: the periodic one, or the one output asked for
+    // `OUTPUT_BATCH` after it arrived (issue 12), whichever comes first.
+    let next = |world: &bevy_ecs::world::World, periodic: Duration| {
+        crate::panes::output_due(world)
+            .map(|due| due.saturating_duration_since(start))
+            .map_or(periodic, |due| due.min(periodic))
+    };
     for event in cast.events.iter().take_while(|e| e.time <= MAX_TIME) {
-        while next_tick <= event.time {
-            tick(&mut world, next_tick, &mut out);
-            next_tick += TICK;
+        loop {
+            let at = next(&world, next_tick);
+            if at > event.time {
+                break;
+            }
+            tick(&mut world, at, &mut out);
+            if at == next_tick {
+                next_tick += TICK;
+            }
         }
         match &event.kind {
             EventKind::Output(data) => {
@@ -133,13 +200,19 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             EventKind::Input(_) => {}
             EventKind::Marker(label) => {
                 tick(&mut world, event.time, &mut out);
-                let label = label.trim().to_ascii_lowercase();
+                // The lifecycle word is case-blind; a composer's expected text is kept as typed.
+                let label = label.trim();
+                let label = match label.split_once(' ') {
+                    Some((word, rest)) => format!("{} {}", word.to_ascii_lowercase(), rest.trim()),
+                    None => label.to_ascii_lowercase(),
+                };
                 if let Ok(state) = crate::panes::state(&world, PANE) {
                     out.markers.push(MarkerCheck {
                         at: event.time.as_secs_f64(),
-                        ok: marker_accepts(&label, state.lifecycle),
+                        ok: label_accepts(&label, state.lifecycle, &state.composer),
                         expected: label,
                         detected: state.lifecycle,
+                        composer: state.composer,
                         cause: state.cause,
                         labels: state.labels,
                         resets_at: state.resets_at,
@@ -152,9 +225,15 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
     if let Some(last) = cast.events.iter().rfind(|e| e.time <= MAX_TIME) {
         // Let the last screen settle, as a person would see it a moment later.
         let end = last.time + Duration::from_secs(2);
-        while next_tick <= end {
-            tick(&mut world, next_tick, &mut out);
-            next_tick += TICK;
+        loop {
+            let at = next(&world, next_tick);
+            if at > end {
+                break;
+            }
+            tick(&mut world, at, &mut out);
+            if at == next_tick {
+                next_tick += TICK;
+            }
         }
     }
     out

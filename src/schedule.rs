@@ -1,6 +1,6 @@
 //! The `Tick` schedule: the only place the pipeline's order is declared (DESIGN rule 1).
 //!
-//! Ingest → Evaluate → Resolve → Transition → Emit, single-threaded (an idle tick costs a few
+//! Ingest → Evaluate → Resolve → Transition (then the composer) → Emit, single-threaded (an idle tick costs a few
 //! nanoseconds per pane; threads would cost more than they save), and built with ambiguity
 //! detection as an error so two systems can never race on a component unordered.
 
@@ -21,7 +21,7 @@ pub enum DetectionSystems {
     Evaluate,
     /// Departure vs hook vs screen → one verdict.
     Resolve,
-    /// The §3.3 table, settling, seen.
+    /// The §3.3 table, settling, seen; then the composer (it needs this tick's lifecycle).
     Transition,
     /// Numbered events and report answers.
     Emit,
@@ -49,7 +49,11 @@ pub fn build_schedule() -> Schedule {
     );
     schedule.add_systems(evaluate_rules.in_set(Evaluate));
     schedule.add_systems(resolve_priority.in_set(Resolve));
-    schedule.add_systems(apply_transitions.in_set(Transition));
+    schedule.add_systems(
+        (apply_transitions, read_composer)
+            .chain()
+            .in_set(Transition),
+    );
     schedule.add_systems(emit_events.in_set(Emit));
     schedule
 }

@@ -7,6 +7,7 @@
 use lookout::corpus::{self, Fixture};
 use lookout::manifest::Catalog;
 use lookout::pty::asciicast::{self, Cast};
+use lookout::replay::{self, MarkerCheck};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -25,23 +26,30 @@ fn fixtures() -> Vec<(Fixture, Cast)> {
 }
 
 /// Replays every fixture (as given by `prepare`) and returns the marker count and the failures.
-fn replay_all(prepare: impl Fn(&Cast) -> Cast, what: &str) -> (usize, Vec<String>) {
+/// `titles`: whether the recording keeps its titles; without them a `title-only` marker's
+/// lifecycle is not on the screen, so only its composer is checked.
+fn replay_all(prepare: impl Fn(&Cast) -> Cast, what: &str, titles: bool) -> (usize, Vec<String>) {
     let (catalog, errors) = Catalog::bundled();
     assert!(errors.is_empty(), "{errors:?}");
     let catalog = Arc::new(catalog);
     let mut markers = 0;
     let mut failures = Vec::new();
     for (fixture, cast) in fixtures() {
-        let result = lookout::replay::replay(&prepare(&cast), catalog.clone(), &fixture.kind);
+        let result = replay::replay(&prepare(&cast), catalog.clone(), &fixture.kind);
         markers += result.markers.len();
-        for m in result.markers.iter().filter(|m| !m.ok) {
+        let wrong = |m: &&MarkerCheck| match titles || !replay::title_only(&m.expected) {
+            true => !m.ok,
+            false => !replay::composer_part_accepts(&m.expected, &m.composer),
+        };
+        for m in result.markers.iter().filter(wrong) {
             failures.push(format!(
-                "{} ({what}) @{:.3}s: expected {}, detected {} ({})\n{}",
+                "{} ({what}) @{:.3}s: expected {}, detected {} ({}), composer {}\n{}",
                 fixture.path.display(),
                 m.at,
                 m.expected,
                 m.detected.name(),
                 m.cause.as_deref().unwrap_or("no cause"),
+                serde_json::to_string(&m.composer).unwrap_or_default(),
                 m.screen
                     .lines()
                     .map(|l| format!("    │ {l}"))
@@ -68,13 +76,13 @@ fn assert_all_right(markers: usize, failures: Vec<String>) {
 
 #[test]
 fn every_fixture_marker_replays_right() {
-    let (markers, failures) = replay_all(Cast::clone, "titles on");
+    let (markers, failures) = replay_all(Cast::clone, "titles on", true);
     assert_all_right(markers, failures);
 }
 
 #[test]
 fn every_fixture_marker_replays_right_with_titles_off() {
-    let (markers, failures) = replay_all(lookout::replay::without_titles, "titles off");
+    let (markers, failures) = replay_all(replay::without_titles, "titles off", false);
     assert_all_right(markers, failures);
 }
 
@@ -115,7 +123,8 @@ fn usage_limit_label_and_reset_time_only_where_the_screen_shows_the_limit() {
             let result = lookout::replay::replay(&prepared, catalog.clone(), &fixture.kind);
             for m in &result.markers {
                 let labelled = m.labels.iter().any(|l| l == "usage_limit");
-                let want = fixture.case == "usagelimit" && m.expected == "blocked";
+                let want =
+                    fixture.case == "usagelimit" && m.expected.split(' ').next() == Some("blocked");
                 let reset_ok = match (&m.resets_at, want && shown.is_match(&m.screen)) {
                     (Some(at), true) => m.screen.contains(at.as_str()),
                     (None, false) => true,
@@ -137,4 +146,30 @@ fn usage_limit_label_and_reset_time_only_where_the_screen_shows_the_limit() {
     }
     assert!(checked > 0, "no usage-limit recording in tests/fixtures");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A dialog (`blocked`) or a screen that is neither working nor blocked (`other`: sign-in walls,
+/// first-run screens) never shows an empty composer: typing into it would answer the dialog.
+#[test]
+fn no_dialog_or_wall_reads_as_an_empty_composer() {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let catalog = Arc::new(catalog);
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for (fixture, cast) in fixtures() {
+        let result = replay::replay(&cast, catalog.clone(), &fixture.kind);
+        for m in &result.markers {
+            let word = m.expected.split(' ').next().unwrap_or("");
+            if !matches!(word, "blocked" | "other") {
+                continue;
+            }
+            checked += 1;
+            if m.composer.state == lookout::components::ComposerState::Empty {
+                wrong.push(format!("{} @{:.3}s ({word})", fixture.path.display(), m.at));
+            }
+        }
+    }
+    assert!(checked > 0, "no blocked or other markers");
+    assert!(wrong.is_empty(), "empty composer on a dialog: {wrong:?}");
 }

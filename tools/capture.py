@@ -108,6 +108,7 @@ class Pane:
     def __init__(self, kind, case, explore):
         self.kind, self.case, self.explore = kind, case, explore
         self.marks = []
+        self.labels = []
         self.snaps = 0
 
     def start(self, cmdline, cols, rows):
@@ -214,8 +215,10 @@ class Pane:
             f.write(self.text(escapes=True))
         return base
 
-    def mark(self, state):
-        """state: w|b|i|o. Sends the recorder chord; in explore mode only snaps."""
+    def mark(self, state, composer=None):
+        """state: w|b|i|o. Sends the recorder chord; in explore mode only snaps. composer: what the
+        input box shows (`empty`, `unknown`, `pending:TEXT`); written into the marker's label after
+        the recording (`idle composer=pending:TEXT`, see src/replay.rs)."""
         name = {"w": "working", "b": "blocked", "i": "idle", "o": "other"}[state]
         self.snap(name)
         if not self.marks:
@@ -223,8 +226,30 @@ class Pane:
         if not self.explore:
             tmux("send-keys", "-t", SESSION, "C-]", state)
         self.marks.append(name)
-        log("  mark %s" % name)
+        # "title-only pending:…": the lifecycle is shown by the title alone (see src/replay.rs)
+        extra = ""
+        if composer and composer.startswith("title-only "):
+            extra, composer = " title-only", composer[len("title-only "):]
+        self.labels.append(name + extra + (" composer=" + composer if composer else ""))
+        log("  mark %s" % self.labels[-1])
         time.sleep(0.6)
+
+    def relabel(self, path):
+        """Rewrites the recording's markers, in order, to the labels `mark` collected."""
+        if self.labels == self.marks:
+            return
+        out, i = [], 0
+        with open(path) as f:
+            for n, line in enumerate(f):
+                if n > 0 and line.strip():
+                    ev = json.loads(line)
+                    if ev[1] == "m" and i < len(self.labels):
+                        ev[2] = self.labels[i]
+                        i += 1
+                        line = json.dumps(ev, ensure_ascii=False) + "\n"
+                out.append(line)
+        with open(path, "w") as f:
+            f.writelines(out)
 
 
 # ---------------------------------------------------------------- mock server
@@ -338,6 +363,12 @@ class Agent:
     settle = 2.0          # seconds a screen must hold before an idle marker (> idle_settle_ms + a tick)
     startup_timeout = 60
     slow_seconds = 7.0    # how long the mock streams the slow answer (shorter for CLIs that redraw a lot)
+    # case "composer": what the input box reads while working (empty; None: not asserted), with a
+    # draft typed while working, and after the turn; the keys that put a newline into a draft
+    composer_working = "empty"
+    composer_later = "pending:" + "a second draft typed while it works"
+    composer_after = "pending:" + "a second draft typed while it works"
+    newline = None
 
     def __init__(self, agents):
         self.agents = agents
@@ -428,6 +459,10 @@ class Agent:
 
 class Claude(Agent):
     kind = "claude"
+    newline = ("\\", "Enter")  # backslash-Enter starts a new row in the draft
+    # 2.1.3xx drops "esc to interrupt" from its footer while a draft is in the box: only the
+    # title's spinner (◐◑◒◓) says it works
+    composer_later = "title-only pending:" + "a second draft typed while it works"
     cases = CASES_ALL + ["background", "subagent", "ask"]
     bg_running = r"(?:^\s*|· )\d+ shells? ·"  # 2.1.3xx: "⏸ manual mode on · 1 shell · ↓ to manage"
     bg_done = r"Background command .* completed"
@@ -503,6 +538,7 @@ class Claude(Agent):
 
 class Codex(Agent):
     kind = "codex"
+    newline = ("C-j",)
     cases = CASES_ALL + ["signin", "background"]
     bg_running = r"^\s*\d+ background terminals? running"
     ready = r"^› "
@@ -585,6 +621,7 @@ trust_level = "trusted"
 
 class Gemini(Agent):
     kind = "gemini"
+    newline = ("C-j",)
     cases = CASES_ALL + ["signin", "background"]
     bg_running = r"\d+ Background process(es)?\s*$"
     busy_lines = 9
@@ -636,6 +673,7 @@ class Gemini(Agent):
 
 class Qwen(Agent):
     kind = "qwen"
+    newline = ("C-j",)
     cases = CASES_ALL + ["background"]
     bg_running = r"for shortcuts · \d+ shells?"
     bg_done = r"for shortcuts · \d+ tasks? done"
@@ -672,6 +710,7 @@ class Qwen(Agent):
 
 class Opencode(Agent):
     kind = "opencode"
+    newline = ("C-j",)
     menu_keys = ("C-p",)  # the command palette
     menu_close = ("Escape",)
     ready = r"ctrl\+p commands"
@@ -743,6 +782,11 @@ class Cline(Agent):
 
 class Aider(Agent):
     kind = "aider"
+    newline = ("M-Enter",)
+    # no prompt while the model streams (keys typed then wait in the terminal), so unknown; they
+    # land in the prompt once the turn is over
+    composer_working = "unknown"
+    composer_later = "unknown"
     port = 0
     menu_keys = ("/", "h", "e", "l", "p", "Enter")  # line mode: /help prints the command list
     menu_close = ()
@@ -1079,8 +1123,12 @@ SIZES = {"small": (80, 24), "narrow": (60, 20)}
 #   notitle   (claude) CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1: slow answer then the permission flow
 #   plan      (claude) plan mode (shift+tab) footer: a slow answer  i, w, w, i
 #   noanim    (codex) tui.animations = false: a slow answer       i, w, w, i
-EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "usagelimit", "ratelimit",
-               "ask", "presets"]
+#   composer  the input box: empty, a wrapped draft, sent, a draft typed while working, after the
+#             turn, a multi-line draft (where the CLI has a newline key)   i, i, w, w, i[, i]
+#   ghost     after a short turn (a suggestion may show): empty; the last prompt's first letters
+#             typed (an autosuggestion may show the rest): pending "ple"          i, i
+EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "composer", "ghost",
+               "usagelimit", "ratelimit", "ask", "presets"]
 
 
 # ---------------------------------------------------------------- scenarios
@@ -1325,6 +1373,64 @@ def sc_draft(a, p):
     p.mark("i")
 
 
+COMPOSER_DRAFT = ("please give me a slow answer to this long unsent draft that wraps onto a second "
+                  "row of the input box because it is longer than the pane is wide")
+COMPOSER_LATER = "a second draft typed while it works"
+
+
+def sc_composer(a, p):
+    """The input box (SPEC §15): empty (with its placeholder where the CLI shows one), a long draft
+    wrapping onto continuation rows, the same sent (working, empty box), a draft typed while it
+    works (pending while working), still pending once the turn is over; a multi-line draft where
+    the CLI has a newline key."""
+    p.mark("i", "empty")
+    p.type(COMPOSER_DRAFT, enter=False)
+    time.sleep(a.settle)
+    p.mark("i", "pending:" + COMPOSER_DRAFT)
+    p.keys(a.submit)
+    p.wait(a.slow_text, 20, what="slow-start")
+    a.is_working(p)
+    p.mark("w", a.composer_working)
+    p.type(COMPOSER_LATER, enter=False)
+    time.sleep(1.0)
+    if a.composer_later and "pending" in a.composer_later:
+        # a CLI that redraws its whole screen while streaming: mark on a drawn frame
+        p.wait(r"second draft typed while it works", 10, what="draft-shown")
+    p.mark("w", a.composer_later)
+    p.wait(a.slow_end, 40, what="slow-end")
+    # not `is_idle`: its ready prompt is an empty one, and this one holds the second draft
+    if a.busy:
+        p.wait(a.busy, 40, gone=True, what="not-busy", lines=a.busy_lines)
+    if a.busy_title:
+        p.wait_title(a.busy_title, 40, gone=True, what="title-not-busy")
+    p.wait(r"second draft typed", 20, what="draft-kept", quiet=a.settle)
+    p.mark("i", a.composer_after)
+    if a.newline:
+        p.keys(*a.newline)
+        p.type("and a line of its own", enter=False)
+        time.sleep(a.settle)
+        # only where the key really started a row of its own (else the case says nothing more)
+        if re.search(r"^\W{0,6}and a line of its own", p.text(), re.M):
+            p.mark("i", "pending:" + COMPOSER_LATER + "and a line of its own")
+        else:
+            log("  newline keys %s did not start a row: no multi-line marker" % (a.newline,))
+
+
+def sc_ghost(a, p):
+    """Ghost text is not input (SPEC §15): after a short turn the box may show a suggestion (a
+    follow-up, the last prompt) — still empty; typing the start of the last prompt may show the
+    rest as an autosuggestion — only the typed letters are pending."""
+    p.type("please answer briefly", enter=False)
+    time.sleep(1.0)  # codex takes an Enter hard on the heels of typing as part of a paste
+    p.keys(a.submit)
+    p.wait(a.answer, 30, what="answer")
+    a.is_idle(p)
+    p.mark("i", "empty")
+    p.type("ple", enter=False)
+    time.sleep(a.settle)
+    p.mark("i", "pending:ple")
+
+
 def sc_queued(a, p):
     """A follow-up typed and sent while the agent works: still working, then the follow-up runs."""
     p.type("please give me a slow answer", enter_key=a.submit)
@@ -1510,7 +1616,8 @@ def sc_noanim(a, p):
     sc_slow(a, p)
 
 
-SCENARIOS = {"presets": sc_presets, "usagelimit": sc_usagelimit, "ratelimit": sc_ratelimit, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
+SCENARIOS = {"presets": sc_presets, "usagelimit": sc_usagelimit, "ratelimit": sc_ratelimit,
+             "composer": sc_composer, "ghost": sc_ghost, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
              "queued": sc_queued, "error": sc_error, "longtool": sc_longtool, "notitle": sc_notitle,
              "plan": sc_plan, "noanim": sc_noanim, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
@@ -1622,6 +1729,7 @@ def run_case(agent, case, args):
             kill_pids(sorted(set(left)))
         mock.stop()
     if ok and not explore:
+        pane.relabel(out)
         log("  wrote %s (%d bytes) marks=%s" % (out, os.path.getsize(out), ",".join(pane.marks)))
     elif not ok and not explore and os.path.exists(out):
         os.rename(out, out + ".failed")

@@ -18,6 +18,7 @@ mod replay;
 pub(crate) mod report;
 mod run;
 mod seen;
+mod send;
 mod serve;
 mod status;
 mod tmux;
@@ -57,6 +58,9 @@ enum Command {
     Status(status::Args),
     /// Mark panes seen (clears their unread turn).
     Seen(seen::Args),
+    /// Type text into a pane, then Enter until the agent took it; the exit code is the verdict
+    /// (0 confirmed or typed, 3 queued, 4 unconfirmed, 5 swallowed, 6 refused).
+    Send(send::Args),
     /// Print (or go to) the pane that most needs you.
     Next(next::Args),
     /// Subscribe and print the snapshot, then every event, as JSON lines.
@@ -100,6 +104,7 @@ pub fn main() -> ExitCode {
         Command::Hooks(args) => hooks::run(args),
         Command::Status(args) => status::run(args),
         Command::Seen(args) => seen::run(args),
+        Command::Send(args) => send::run(args),
         Command::Next(args) => next::run(args),
         Command::Events(args) => events::run(args),
         Command::Wait(args) => wait::run(args),

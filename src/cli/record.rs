@@ -84,6 +84,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         marker_file: args.marker_file,
         answer_queries: true,
         outer: None,
+        inject: None,
     };
     let mut sink = CastSink {
         writer,

@@ -74,10 +74,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     let (catalog, _) = Catalog::standard(&[]);
+    // `pane.send` types through the pass-through loop, between the person's keys.
+    let (inject_tx, inject_rx) = crossbeam_channel::bounded(64);
     let pane_id = pane.clone();
     let server = socket.clone();
     let link = Link::start(
-        Box::new(move || daemon::reconnect(&server)),
+        std::sync::Arc::new(move || daemon::reconnect(&server)),
         link::Registration {
             pane,
             rows: size.rows,
@@ -85,6 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             kind: args.kind,
             pid: spawned.pid,
             argv,
+            inject: Some(inject_tx),
         },
         Arc::new(catalog),
     );
@@ -97,6 +100,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         marker_file: None,
         answer_queries: true,
         outer: Some(outer_rx),
+        inject: Some(inject_rx),
     };
     let status = passthrough::run(spawned, size, &options, &mut sink)?;
     if let Some(link) = sink.link.take() {

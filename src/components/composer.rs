@@ -1,5 +1,5 @@
 //! `Composer`: what the agent's input box holds (SPEC §15) — proven empty, text pending, or
-//! unknown. Written by `read_composer` (Evaluate) only; read by the embedder (pane states,
+//! unknown. Written by `read_composer` (Transition) only; read by the embedder (pane states,
 //! `pane.send`).
 //!
 //! Only positively proven emptiness is `empty`: anything the reader cannot place (no composer

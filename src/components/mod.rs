@@ -13,8 +13,9 @@
 //! | `AgentKind`     | `identify_agents` (Ingest)                 | hooks, evaluate, resolve, transitions    |
 //! | `HookEvidence`  | `ingest_hooks` (Ingest)                    | `resolve_priority`, `emit_events`        |
 //! | `ScreenVerdict`, `Wake` | `evaluate_rules` (Evaluate)        | `resolve_priority`                       |
+//! | `RowsSeen`      | `evaluate_rules` (Evaluate)                | `evaluate_rules`, explain                |
 //! | `Drift`         | `evaluate_rules` (Evaluate)                | the embedder (status, explain)           |
-//! | `Composer`      | `read_composer` (Evaluate)                 | the embedder (pane states, `pane.send`)  |
+//! | `Composer`      | `read_composer` (Transition, last)         | the embedder (pane states, `pane.send`)  |
 //! | `Verdict`       | `resolve_priority` (Resolve)               | `apply_transitions`                      |
 //! | `Lifecycle`, `Attention`, `Labels`, `Settling` | `apply_transitions` (Transition) | `emit_events`, the embedder |
 
@@ -29,6 +30,7 @@ mod labels;
 mod lifecycle;
 mod pane_id;
 mod progress;
+mod rows_seen;
 mod screen;
 mod title;
 mod verdict;
@@ -44,6 +46,9 @@ pub use labels::Labels;
 pub use lifecycle::{Lifecycle, LifecycleState, Settling};
 pub use pane_id::PaneId;
 pub use progress::Progress;
-pub use screen::{MAX_COLS, MAX_ROWS, MAX_TOTAL_CELLS, Osc, Screen, SizeError, check_size};
+pub use rows_seen::RowsSeen;
+pub use screen::{
+    CellLook, Colour, MAX_COLS, MAX_ROWS, MAX_TOTAL_CELLS, Osc, Screen, SizeError, check_size,
+};
 pub use title::Title;
 pub use verdict::{Decision, HookClaim, HookEvidence, LabelSet, ScreenVerdict, Verdict, Wake};

@@ -1,5 +1,5 @@
-//! `Screen`: the pane's headless terminal (a `vt100` parser, no scrollback) and when it last
-//! changed. Written by `ingest_output` only. `Osc` collects the title and OSC 9;4 progress the
+//! `Screen`: the pane's headless terminal (a `vt100` parser, no scrollback). Written by
+//! `ingest_output` only; when its rows last changed is `RowsSeen`'s fact. `Osc` collects the title and OSC 9;4 progress the
 //! parser sees so that ingest can move them into `Title`/`Progress`.
 //!
 //! The size bounds live here too (§11, issue 13): vt100 allocates every cell up front (~32 bytes
@@ -8,7 +8,6 @@
 
 use bevy_ecs::component::Component;
 use std::num::NonZeroU16;
-use std::time::Instant;
 
 /// Catches the OSC sequences the rules read: window title (0/2) and progress (9;4).
 #[derive(Debug, Default)]
@@ -89,13 +88,11 @@ pub fn check_size(rows: u16, cols: u16) -> Result<u64, SizeError> {
     }
 }
 
-/// The pane's visible screen and when it last changed.
+/// The pane's visible screen.
 #[derive(Component)]
 pub struct Screen {
     /// The terminal emulator.
     pub parser: vt100::Parser<Osc>,
-    /// When output last arrived (`None` until the first output).
-    pub changed_at: Option<Instant>,
 }
 
 impl Screen {
@@ -105,7 +102,6 @@ impl Screen {
         let (rows, cols) = clamp(rows, cols);
         Screen {
             parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Osc::default()),
-            changed_at: None,
         }
     }
 
@@ -120,10 +116,88 @@ impl Screen {
         self.parser.screen()
     }
 
+    /// The screen as the matcher reads it.
+    pub fn grid(&self) -> &dyn crate::rules::Grid {
+        self.parser.screen()
+    }
+
     /// The visible text, rows joined by newlines (for explain, replay and tests).
     pub fn text(&self) -> String {
         self.parser.screen().contents()
     }
+
+    /// Rows × columns.
+    pub fn size(&self) -> (u16, u16) {
+        let (rows, cols) = self.parser.screen().size();
+        (rows.get(), cols.get())
+    }
+
+    /// The cursor's (row, column).
+    pub fn cursor(&self) -> (u16, u16) {
+        self.parser.screen().cursor_position()
+    }
+
+    /// Whether the program hid the cursor (it may have parked it anywhere).
+    pub fn cursor_hidden(&self) -> bool {
+        self.parser.screen().hide_cursor()
+    }
+
+    /// Whether the program switched to the alternate screen.
+    pub fn alternate(&self) -> bool {
+        self.parser.screen().alternate_screen()
+    }
+
+    /// The cells of visible row `row` with what a reader of input boxes needs (text and the
+    /// attributes that tell typed input from placeholder and ghost text); empty past the screen.
+    /// Wide characters take one cell; their continuation cells are left out.
+    pub fn row_cells(&self, row: u16) -> impl Iterator<Item = CellLook<'_>> + '_ {
+        let screen = self.parser.screen();
+        let (rows, cols) = self.size();
+        let cols = if row < rows { cols } else { 0 };
+        (0..cols).filter_map(move |col| {
+            let cell = screen.cell(row, col)?;
+            if cell.is_wide_continuation() {
+                return None;
+            }
+            Some(CellLook {
+                col,
+                text: cell.contents(),
+                faint: cell.dim(),
+                inverse: cell.inverse(),
+                fg: match cell.fgcolor() {
+                    vt100::Color::Default => Colour::Default,
+                    vt100::Color::Idx(i) => Colour::Idx(i),
+                    vt100::Color::Rgb(r, g, b) => Colour::Rgb(r, g, b),
+                },
+            })
+        })
+    }
+}
+
+/// A foreground colour as a program set it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Colour {
+    /// The terminal's default.
+    Default,
+    /// One of the 256 indexed colours.
+    Idx(u8),
+    /// 24-bit colour.
+    Rgb(u8, u8, u8),
+}
+
+/// One cell of a row as [`Screen::row_cells`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellLook<'s> {
+    /// Its column.
+    pub col: u16,
+    /// Its text (`""` for a cell nothing was written to).
+    pub text: &'s str,
+    /// Dim/faint (SGR 2).
+    pub faint: bool,
+    /// Reverse video (SGR 7): how many TUIs draw their own cursor.
+    pub inverse: bool,
+    /// Its foreground colour.
+    pub fg: Colour,
 }
 
 fn clamp(rows: u16, cols: u16) -> (NonZeroU16, NonZeroU16) {
@@ -137,7 +211,6 @@ impl std::fmt::Debug for Screen {
         f.debug_struct("Screen")
             .field("rows", &rows)
             .field("cols", &cols)
-            .field("changed_at", &self.changed_at)
             .finish()
     }
 }

@@ -12,8 +12,8 @@ use std::time::Duration;
 
 const MAX_FILE_BYTES: usize = 256 * 1024;
 const MAX_RULES: usize = 256;
-const MAX_PATTERNS: usize = 32;
-const MAX_PATTERN_CHARS: usize = 1024;
+pub(crate) const MAX_PATTERNS: usize = 32;
+pub(crate) const MAX_PATTERN_CHARS: usize = 1024;
 /// Patterns in one file, every key together: with the per-pattern caps below, a file's compiled
 /// patterns stay under `MAX_FILE_PATTERNS × (REGEX_SIZE_LIMIT + REGEX_DFA_LIMIT)` = 48 MiB
 /// (issue 13: a file inside the other bounds compiled to ~10 GB in ~30 s).
@@ -46,6 +46,8 @@ pub struct CompiledFile {
     pub rules: Vec<CompiledRule>,
     /// `recorded`: CLI versions with recordings (empty: unverified).
     pub recorded: Vec<String>,
+    /// `[composer]`, when given.
+    pub composer: Option<super::ComposerSpec>,
 }
 
 /// One validated rule.
@@ -104,6 +106,7 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
         .screen
         .iter()
         .flat_map(|r| [&r.regex, &r.contains, &r.all, &r.unless, &r.unless_below])
+        .chain(raw.composer.iter().flat_map(|c| [&c.glyph, &c.ignore]))
         .map(|p| p.as_ref().map_or(0, OneOrMany::count))
         .sum();
     if file_patterns > MAX_FILE_PATTERNS {
@@ -134,6 +137,9 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
     if raw.recorded.iter().any(|v| v.trim().is_empty()) {
         errors.push(ManifestError::at(file, None, "recorded", K::Empty));
     }
+    let composer = raw
+        .composer
+        .and_then(|c| super::composer::compile_composer(file, c, &mut errors));
     let mut seen = std::collections::HashSet::new();
     let mut rules = Vec::with_capacity(raw.screen.len());
     for rule in raw.screen {
@@ -166,6 +172,7 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
             .map(Duration::from_millis),
         rules,
         recorded: raw.recorded,
+        composer,
     })
 }
 

@@ -41,6 +41,14 @@ pub enum ManifestErrorKind {
     BadLabel(String),
     /// `resets_at` has no capture group named `at`.
     NoResetGroup,
+    /// A `[composer] shape` other than box/rules/glyph/bar.
+    UnknownShape(String),
+    /// `[composer] shape = "glyph"` without a `glyph`.
+    NeedsGlyph,
+    /// A `[composer]` key the shape does not use.
+    NotForShape,
+    /// `[composer] max_rows` outside 1..=50.
+    MaxRowsOutOfRange(i64),
 }
 
 /// One rejected manifest (or one of the reasons it was rejected).
@@ -125,6 +133,16 @@ impl fmt::Display for ManifestErrorKind {
             Io(m) => write!(f, "cannot read: {m}"),
             BadLabel(l) => write!(f, "label `{l}` must be 1 to 32 of a-z, 0-9 and _"),
             NoResetGroup => write!(f, "needs a capture group named `at` (?P<at>…)"),
+            UnknownShape(s) => write!(
+                f,
+                "unknown composer shape `{s}`; expected box, rules, glyph or bar"
+            ),
+            NeedsGlyph => write!(
+                f,
+                "shape `glyph` needs at least one glyph pattern (the prompt that leads the input row)"
+            ),
+            NotForShape => write!(f, "only applies when `shape` includes `bar`"),
+            MaxRowsOutOfRange(n) => write!(f, "max_rows = {n} is outside 1..=50"),
         }
     }
 }

@@ -6,10 +6,12 @@
 
 pub mod bundled;
 pub mod compile;
+pub mod composer;
 pub mod error;
 pub mod raw;
 
 pub use compile::{CompiledFile, CompiledRule, compile_file};
+pub use composer::{ComposerSpec, Shape};
 pub use error::{ManifestError, ManifestErrorKind};
 
 use regex::RegexSet;
@@ -131,6 +133,8 @@ pub struct KindRules {
     pub time_thresholds: Vec<Duration>,
     /// CLI versions recorded for this kind, from every file's `recorded` (in load order).
     pub recorded: Vec<String>,
+    /// Where its input box is (the last file that describes one wins).
+    pub composer: Option<ComposerSpec>,
 }
 
 /// Every loaded manifest, compiled: the immutable table the tick reads.
@@ -266,10 +270,12 @@ impl KindRules {
         let mut policy = HookPolicy::default();
         let mut idle_settle = Duration::from_millis(1000);
         let mut recorded: Vec<String> = Vec::new();
+        let mut composer = None;
         let mut ordered: Vec<(i64, usize, usize, Arc<str>, CompiledRule)> = Vec::new();
         for (order, file) in files {
             policy = file.policy.unwrap_or(policy);
             idle_settle = file.idle_settle.unwrap_or(idle_settle);
+            composer = file.composer.or(composer);
             for v in file.recorded {
                 if !recorded.contains(&v) {
                     recorded.push(v);
@@ -318,6 +324,7 @@ impl KindRules {
             rules,
             time_thresholds: thresholds,
             recorded,
+            composer,
         }
     }
 

@@ -56,6 +56,31 @@ pub struct RawManifest {
     /// Screen rules, in declaration order.
     #[serde(default)]
     pub screen: Vec<RawRule>,
+    /// Where the agent's input box is and what it looks like (SPEC §15).
+    pub composer: Option<RawComposer>,
+}
+
+/// `[composer]`: the shape of the agent's input box.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawComposer {
+    /// `box`, `rules`, `glyph` or `bar`, or a list of them tried in order (releases differ).
+    pub shape: OneOrMany,
+    /// Prompt glyphs (regexes) that lead the first input row.
+    pub glyph: Option<OneOrMany>,
+    /// `bar` shape: the bar glyphs.
+    pub bar: Option<OneOrMany>,
+    /// The most rows the input box may span.
+    pub max_rows: Option<i64>,
+    /// The input box may be on the alternate screen.
+    pub alternate_screen: Option<bool>,
+    /// Rows (regexes, over the row's text) inside the shape that are chrome, not input.
+    pub ignore: Option<OneOrMany>,
+    /// When the program hides its cursor away from the input box, look for the bottom-most one.
+    pub cursorless: Option<bool>,
+    /// The agent holds input typed while it works, to send next (`pane.send` reads pending text
+    /// on a working pane as `queued` only then).
+    pub queues: Option<bool>,
 }
 
 /// `[identify]`.

@@ -45,6 +45,8 @@ pub struct Options {
     pub answer_queries: bool,
     /// Bytes lookout writes to the outer terminal between the child's output (notifications).
     pub outer: Option<crossbeam_channel::Receiver<Vec<u8>>>,
+    /// Bytes lookout types into the child's terminal between the person's keys (`pane.send`).
+    pub inject: Option<crossbeam_channel::Receiver<Vec<u8>>>,
 }
 
 /// How often the loop checks for child exit and marker-file lines when nothing else happens.
@@ -78,7 +80,10 @@ pub fn run(
     let signal_handle = pumps::signals(tx.clone())?;
     pumps::output(spawned.reader, tx.clone())?;
     if let Some(outer) = options.outer.clone() {
-        pumps::outer(outer, tx.clone());
+        pumps::forward(outer, tx.clone(), Message::Outer);
+    }
+    if let Some(inject) = options.inject.clone() {
+        pumps::forward(inject, tx.clone(), Message::Inject);
     }
     pumps::stdin(tx);
     let typist = pumps::writer(spawned.writer)?;
@@ -134,6 +139,10 @@ impl Loop<'_> {
                 Ok(Message::Stdin(bytes)) => self.on_stdin(&bytes),
                 Ok(Message::Output(bytes)) => self.on_output(&bytes),
                 Ok(Message::Signal(signal)) => self.on_signal(signal),
+                // Not the person's typing: the sink is not told.
+                Ok(Message::Inject(bytes)) => {
+                    let _ = self.typist.send(bytes);
+                }
                 Ok(Message::Outer(bytes)) => {
                     let mut stdout = io::stdout().lock();
                     let _ = stdout.write_all(&bytes).and_then(|()| stdout.flush());
@@ -169,7 +178,8 @@ impl Loop<'_> {
             match message {
                 Message::Output(bytes) => self.on_output(&bytes),
                 Message::OutputClosed => return,
-                Message::Stdin(_) | Message::Signal(_) | Message::Outer(_) => {}
+                Message::Stdin(_) | Message::Signal(_) | Message::Outer(_) | Message::Inject(_) => {
+                }
             }
         }
     }

@@ -22,6 +22,8 @@ pub(crate) enum Message {
     Signal(i32),
     /// Bytes for the outer terminal from lookout itself (a desktop notification).
     Outer(Vec<u8>),
+    /// Bytes lookout itself types into the child's terminal (`pane.send`).
+    Inject(Vec<u8>),
 }
 
 /// The signals the loop handles: resize, suspend/continue, and the ones that would otherwise kill
@@ -122,14 +124,14 @@ pub(crate) fn signals(tx: Sender<Message>) -> io::Result<Handle> {
     Ok(handle)
 }
 
-/// Forwards bytes lookout itself writes to the outer terminal into the loop, so they never land in
-/// the middle of the child's own escape sequences.
-pub(crate) fn outer(rx: Receiver<Vec<u8>>, tx: Sender<Message>) {
+/// Forwards bytes lookout itself writes (to the outer terminal, or into the child's) into the
+/// loop, so they never land in the middle of the child's own escape sequences or the person's keys.
+pub(crate) fn forward(rx: Receiver<Vec<u8>>, tx: Sender<Message>, wrap: fn(Vec<u8>) -> Message) {
     let spawned = thread::Builder::new()
-        .name("lookout-outer".into())
+        .name("lookout-forward".into())
         .spawn(move || {
             for bytes in rx {
-                if tx.send(Message::Outer(bytes)).is_err() {
+                if tx.send(wrap(bytes)).is_err() {
                     return;
                 }
             }

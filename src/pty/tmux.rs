@@ -282,6 +282,26 @@ impl Tmux {
         Ok(())
     }
 
+    /// Types `text` into pane `id`: as literal keys (`send-keys -l`), or — when it holds a line
+    /// break, which as a key would submit — as a paste (`paste-buffer -p`: bracketed when the
+    /// program in the pane asked for bracketed paste).
+    pub fn type_text(&self, id: &str, text: &str) -> Result<(), TmuxError> {
+        if !text.contains(['\n', '\r']) {
+            self.run(&["send-keys", "-l", "-t", id, "--", text])?;
+            return Ok(());
+        }
+        let buffer = format!("lookout-send-{id}");
+        self.run(&["set-buffer", "-b", &buffer, "--", text])?;
+        self.run(&["paste-buffer", "-p", "-d", "-b", &buffer, "-t", id])?;
+        Ok(())
+    }
+
+    /// Presses Enter in pane `id`.
+    pub fn press_enter(&self, id: &str) -> Result<(), TmuxError> {
+        self.run(&["send-keys", "-t", id, "Enter"])?;
+        Ok(())
+    }
+
     /// The visible screen of pane `id`, with colours (`capture-pane -p -e`), one line per row.
     pub fn capture(&self, id: &str) -> Result<Vec<u8>, TmuxError> {
         Ok(self.run(&["capture-pane", "-p", "-e", "-t", id])?.stdout)

@@ -29,6 +29,11 @@ pub enum Output {
 /// seen in the recordings and shorter than a human-visible state.
 pub const BURST_GAP: std::time::Duration = std::time::Duration::from_millis(25);
 
+/// How long after output arrives the pane is evaluated (issue 12): output within the window is
+/// read by one tick, so a burst costs one evaluation, and a screen is read within this much of
+/// being drawn instead of at the next periodic tick.
+pub const OUTPUT_BATCH: std::time::Duration = std::time::Duration::from_millis(50);
+
 /// PTY output and resizes, per pane, in arrival order. Resizes with no output between them
 /// coalesce into the last (issue 13: a client flooding resizes made one tick apply thousands).
 #[derive(Resource, Debug, Default)]
@@ -36,12 +41,24 @@ pub struct OutputInbox {
     items: Vec<(Arc<str>, Output)>,
     /// Each pane's last item in `items`.
     last: HashMap<Arc<str>, usize>,
+    /// When the embedder should tick for the output queued so far: [`OUTPUT_BATCH`] after the
+    /// first stamped chunk since the last drain.
+    due: Option<Instant>,
 }
 
 impl OutputInbox {
-    /// Queues output bytes for a pane, with their arrival time when known.
+    /// Queues output bytes for a pane, with their arrival time when known (a stamped chunk asks
+    /// for a tick [`OUTPUT_BATCH`] later).
     pub fn bytes(&mut self, pane: &str, bytes: &[u8], at: Option<Instant>) {
+        if let Some(at) = at {
+            self.due.get_or_insert(at + OUTPUT_BATCH);
+        }
         self.push(pane, Output::Bytes(bytes.to_vec(), at));
+    }
+
+    /// When a tick should read the output queued so far (`None`: nothing stamped is queued).
+    pub fn due(&self) -> Option<Instant> {
+        self.due
     }
 
     /// Queues a resize; one right after another of the same pane replaces it.
@@ -70,6 +87,7 @@ impl OutputInbox {
     /// Takes everything queued, in arrival order.
     pub fn drain(&mut self) -> impl Iterator<Item = (Arc<str>, Output)> + '_ {
         self.last.clear();
+        self.due = None;
         self.items.drain(..)
     }
 }

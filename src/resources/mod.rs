@@ -10,8 +10,8 @@ mod screen_cells;
 
 pub use clock::Clock;
 pub use inbox::{
-    BURST_GAP, HeldReport, HeldReports, Output, OutputInbox, ProcessEvent, ProcessInbox,
-    ReportInbox, SeenInbox, Ticket,
+    BURST_GAP, HeldReport, HeldReports, OUTPUT_BATCH, Output, OutputInbox, ProcessEvent,
+    ProcessInbox, ReportInbox, SeenInbox, Ticket,
 };
 pub use manifests::Manifests;
 pub use outbox::{EventCounter, EventOutbox};

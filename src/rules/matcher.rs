@@ -4,15 +4,15 @@
 //! (`Strategy::Combined`); both give the same answer and the benches compare them in one run. A
 //! region whose set was over its size limit at load is matched per rule under either strategy.
 
-use super::regions::{Rows, has_spinner, region_text};
-use crate::manifest::{KindRules, Rule, RuleState};
+use super::regions::{Grid, RowBuf, Rows, has_spinner, write_region};
+use crate::manifest::{KindRules, Region, Rule, RuleState};
 use regex::SetMatches;
 use std::time::Instant;
 
 /// What one evaluation looks at.
 pub struct Look<'a> {
-    /// The pane's visible screen.
-    pub screen: &'a vt100::Screen,
+    /// The pane's visible screen (a vt100 screen, or the rows an embedder handed over).
+    pub screen: &'a dyn Grid,
     /// The OSC 0/2 title.
     pub title: &'a str,
     /// The latest OSC 9;4 payload.
@@ -40,6 +40,15 @@ pub enum Strategy {
     Combined,
     /// Each rule's regexes, in priority order, with early exit.
     PerRule,
+}
+
+impl Strategy {
+    /// The strategy the evaluate system uses: per-rule regexes with early exit. With regions
+    /// built lean, a rule that does not fire costs one regex that its literal prefilter
+    /// (memchr/Teddy inside `regex`) usually rejects at once, where a set pass runs an
+    /// overlapping search over the whole region and allocates its matches (`benches/evaluate.rs`
+    /// compares them in one run).
+    pub const DEFAULT: Strategy = Strategy::PerRule;
 }
 
 /// One rule as `explain` shows it.
@@ -74,31 +83,91 @@ pub struct Explanation {
     pub verdict: Option<String>,
 }
 
+/// What evaluations reuse from one to the next: the rendered rows, the region texts (one buffer,
+/// each region a slice of it) and the set matches. Kept by the evaluate system, so the hot path
+/// allocates nothing once the buffers have grown to the screen (issue 12).
+#[derive(Debug, Default)]
+pub struct Scratch {
+    /// The screen's rows as rendered so far (and which of them the evaluation read).
+    pub rows: RowBuf,
+    regions: String,
+    spans: Vec<Option<(usize, usize)>>,
+    sets: Vec<Option<SetMatches>>,
+}
+
+impl Scratch {
+    /// Starts over for `grid`: no row rendered yet.
+    pub fn begin(&mut self, grid: &dyn Grid) {
+        self.rows.begin(grid.size().0);
+    }
+}
+
 /// Region texts and set matches of one evaluation, each built at most once.
 struct Texts<'a> {
     rows: Rows<'a>,
     look: &'a Look<'a>,
-    texts: Vec<Option<String>>,
-    sets: Vec<Option<SetMatches>>,
+    regions: &'a mut String,
+    spans: &'a mut Vec<Option<(usize, usize)>>,
+    sets: &'a mut Vec<Option<SetMatches>>,
+    /// The largest `Bottom(n)` built so far, `(n, region)`: a smaller one is its suffix.
+    bottom: Option<(u8, usize)>,
 }
 
 impl<'a> Texts<'a> {
-    fn new(look: &'a Look<'a>, regions: usize) -> Self {
+    fn new(look: &'a Look<'a>, regions: usize, scratch: &'a mut Scratch) -> Self {
+        scratch.regions.clear();
+        scratch.spans.clear();
+        scratch.spans.resize(regions, None);
+        scratch.sets.clear();
+        scratch.sets.resize(regions, None);
         Texts {
-            rows: Rows::new(look.screen),
+            rows: Rows::new(look.screen, &mut scratch.rows),
             look,
-            texts: vec![None; regions],
-            sets: vec![None; regions],
+            regions: &mut scratch.regions,
+            spans: &mut scratch.spans,
+            sets: &mut scratch.sets,
+            bottom: None,
         }
     }
 
+    fn span(&mut self, kind: &KindRules, region: usize) -> (usize, usize) {
+        if let Some(span) = self.spans[region] {
+            return span;
+        }
+        let which = kind.regions[region];
+        let nested = match (which, self.bottom) {
+            (Region::Bottom(k), Some((n, big))) if k <= n => self.spans[big],
+            _ => None,
+        };
+        let span = match (which, nested) {
+            (Region::Bottom(k), Some((start, end))) => {
+                (start + suffix_start(&self.regions[start..end], k), end)
+            }
+            _ => {
+                let start = self.regions.len();
+                let look = self.look;
+                write_region(
+                    &mut self.rows,
+                    which,
+                    look.title,
+                    look.progress,
+                    self.regions,
+                );
+                if let Region::Bottom(n) = which
+                    && self.bottom.is_none_or(|(m, _)| n > m)
+                {
+                    self.bottom = Some((n, region));
+                }
+                (start, self.regions.len())
+            }
+        };
+        self.spans[region] = Some(span);
+        span
+    }
+
     fn text(&mut self, kind: &KindRules, region: usize) -> &str {
-        let Texts {
-            rows, look, texts, ..
-        } = self;
-        texts[region].get_or_insert_with(|| {
-            region_text(rows, kind.regions[region], look.title, look.progress)
-        })
+        let (start, end) = self.span(kind, region);
+        &self.regions[start..end]
     }
 
     fn set_hit(&mut self, kind: &KindRules, rule: &Rule) -> bool {
@@ -118,20 +187,50 @@ impl<'a> Texts<'a> {
     }
 }
 
+/// Where the last `k` rows of `text` (rows joined by `\n`) start.
+fn suffix_start(text: &str, k: u8) -> usize {
+    if k == 0 {
+        return text.len();
+    }
+    let mut seen = 0;
+    for (i, b) in text.bytes().enumerate().rev() {
+        if b == b'\n' {
+            seen += 1;
+            if seen == k {
+                return i + 1;
+            }
+        }
+    }
+    0
+}
+
 impl KindRules {
-    /// The winning rule for this screen, by the combined sets: on the bundled Claude manifest the
-    /// in-run benchmark (`benches/evaluate.rs`, §10) measures them 0–9 % faster than per-rule
-    /// regexes with early exit. The two are close and trade places as a kind's rule count grows
-    /// (with the first, smaller Claude manifest per-rule won by 10–17 %); re-measure when rules
-    /// change a lot.
+    /// The winning rule for this screen (a fresh scratch: for cold paths; the evaluate system
+    /// keeps one and calls [`KindRules::evaluate_in`]).
     pub fn evaluate(&self, look: &Look<'_>) -> Outcome {
-        self.evaluate_with(look, Strategy::Combined)
+        let mut scratch = Scratch::default();
+        scratch.begin(look.screen);
+        self.evaluate_in(look, &mut scratch, Strategy::DEFAULT)
     }
 
     /// The winning rule for this screen, by the given strategy (same answer, different cost).
     pub fn evaluate_with(&self, look: &Look<'_>, strategy: Strategy) -> Outcome {
-        let mut texts = Texts::new(look, self.regions.len());
-        let winner = (0..self.rules.len()).find(|&i| self.fires(i, &mut texts, strategy).is_some());
+        let mut scratch = Scratch::default();
+        scratch.begin(look.screen);
+        self.evaluate_in(look, &mut scratch, strategy)
+    }
+
+    /// The winning rule for this screen, reading rows through `scratch` (started for this screen
+    /// by [`Scratch::begin`]; rows it already rendered are reused).
+    pub fn evaluate_in(
+        &self,
+        look: &Look<'_>,
+        scratch: &mut Scratch,
+        strategy: Strategy,
+    ) -> Outcome {
+        let mut texts = Texts::new(look, self.regions.len(), scratch);
+        let winner =
+            (0..self.rules.len()).find(|&i| self.fires(i, &mut texts, strategy, false).is_some());
         Outcome {
             winner,
             wake: self.wake(look),
@@ -140,7 +239,9 @@ impl KindRules {
 
     /// Every region, every rule, fired or not, and the winner: what `explain` prints.
     pub fn explain(&self, look: &Look<'_>) -> Explanation {
-        let mut texts = Texts::new(look, self.regions.len());
+        let mut scratch = Scratch::default();
+        scratch.begin(look.screen);
+        let mut texts = Texts::new(look, self.regions.len(), &mut scratch);
         let regions = (0..self.regions.len())
             .map(|i| (self.regions[i].name(), texts.text(self, i).to_owned()))
             .collect();
@@ -148,7 +249,7 @@ impl KindRules {
         let rules = (0..self.rules.len())
             .map(|i| {
                 let rule = &self.rules[i];
-                let fired = self.fires(i, &mut texts, Strategy::PerRule);
+                let fired = self.fires(i, &mut texts, Strategy::PerRule, true);
                 if fired.is_some() && winner.is_none() {
                     winner = Some(i);
                 }
@@ -171,8 +272,15 @@ impl KindRules {
         }
     }
 
-    /// `Some(matched text)` when rule `i` fires; cheap conditions first, regions only on demand.
-    fn fires(&self, i: usize, texts: &mut Texts<'_>, strategy: Strategy) -> Option<Option<String>> {
+    /// `Some(matched text)` when rule `i` fires (the text only if `want_match`); cheap conditions
+    /// first, regions only on demand.
+    fn fires(
+        &self,
+        i: usize,
+        texts: &mut Texts<'_>,
+        strategy: Strategy,
+        want_match: bool,
+    ) -> Option<Option<String>> {
         let rule = &self.rules[i];
         let spec = &rule.spec;
         let look = texts.look;
@@ -212,14 +320,13 @@ impl KindRules {
         {
             return None;
         }
-        let last_hit_end = spec
-            .primary_re
-            .iter()
-            .filter_map(|re| re.find_iter(text).last())
-            .map(|m| m.end())
-            .max();
         if !spec.unless_below.is_empty()
-            && let Some(end) = last_hit_end
+            && let Some(end) = spec
+                .primary_re
+                .iter()
+                .filter_map(|re| re.find_iter(text).last())
+                .map(|m| m.end())
+                .max()
         {
             let below = text[end..].split_once('\n').map_or("", |(_, rest)| rest);
             if spec.unless_below.iter().any(|re| re.is_match(below)) {
@@ -228,6 +335,9 @@ impl KindRules {
         }
         if spec.spinner.is_some_and(|want| has_spinner(text) != want) {
             return None;
+        }
+        if !want_match {
+            return Some(None);
         }
         let matched = spec
             .primary_re

@@ -1,7 +1,9 @@
 //! The matcher: pure functions that read a screen and a kind's compiled rules and say which rule
 //! wins (§2.2, §2.3). No World, no I/O; the evaluate system and `lookout explain` both call it.
 
+pub mod composer;
 pub mod matcher;
 pub mod regions;
 
-pub use matcher::{Explanation, Look, Outcome, RuleReport, Strategy};
+pub use matcher::{Explanation, Look, Outcome, RuleReport, Scratch, Strategy};
+pub use regions::{Grid, RowBuf, Rows};

@@ -1,43 +1,248 @@
 //! The nine regions of §2.2: slices of the live visible screen (never scrollback) as plain text.
 //!
-//! Pure functions over a `vt100::Screen`; rows are fetched lazily and at most once per evaluation,
-//! so a rule set that only reads the bottom of the screen never renders its top.
+//! A screen is anything that is a [`Grid`]: the vt100 screen lookout parses itself, or the rows an
+//! embedder hands over (`components::RowGrid`). Rows are rendered lazily, at most once per
+//! evaluation, into one reusable buffer ([`RowBuf`]): no String per row, nothing allocated once the
+//! buffer has grown to the screen. Each rendered row also gets a hash, so the evaluate system can
+//! tell whether the rows an evaluation read have changed since the last one (issue 12).
 
 use crate::manifest::Region;
 
+/// A screen the matcher can read: its size, rows as text, the cursor, the alternate-screen flag.
+pub trait Grid {
+    /// (rows, columns).
+    fn size(&self) -> (u16, u16);
+    /// Appends the text of rows `first..=last` to `out`, each row followed by `\n` (the text may
+    /// keep trailing blanks; a row never holds a `\n`). Rows past the screen are left out.
+    fn write_rows(&self, first: u16, last: u16, out: &mut String);
+    /// The cursor (row, column).
+    fn cursor(&self) -> (u16, u16);
+    /// Whether the alternate screen is in use.
+    fn alternate_screen(&self) -> bool;
+}
+
+impl Grid for vt100::Screen {
+    fn size(&self) -> (u16, u16) {
+        let (rows, cols) = vt100::Screen::size(self);
+        (rows.get(), cols.get())
+    }
+
+    fn write_rows(&self, first: u16, last: u16, out: &mut String) {
+        let (rows, cols) = Grid::size(self);
+        let last = last.min(rows.saturating_sub(1));
+        let mut r = first;
+        while r <= last {
+            // vt100 renders a run of rows in one call, rows split by `\n` except after a wrapped
+            // row: take the longest run whose rows (but its last) are not wrapped.
+            let mut end = r;
+            while end < last && !self.row_wrapped(end) {
+                end += 1;
+            }
+            // `contents_between(a, 0, b + 1, 0)` is rows a..=b, each with its `\n`; the last row
+            // of the screen has no next row to end on, so it ends at its last column instead
+            // (and a run of that row alone starts at the end of the row above it).
+            let text = if end + 1 < rows {
+                self.contents_between(r, 0, end + 1, 0)
+            } else if r < end {
+                self.contents_between(r, 0, end, cols)
+            } else if r > 0 {
+                let t = self.contents_between(r - 1, cols, r, cols);
+                match t.strip_prefix('\n') {
+                    Some(rest) => rest.to_owned(),
+                    None => t,
+                }
+            } else {
+                self.rows(0, cols).next().unwrap_or_default()
+            };
+            out.push_str(&text);
+            if !text.ends_with('\n') || end + 1 == rows {
+                out.push('\n');
+            }
+            r = end + 1;
+        }
+    }
+
+    fn cursor(&self) -> (u16, u16) {
+        self.cursor_position()
+    }
+
+    fn alternate_screen(&self) -> bool {
+        vt100::Screen::alternate_screen(self)
+    }
+}
+
+/// Where a rendered row sits in [`RowBuf::text`]; `start == NONE`: not rendered yet.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The rendered rows of one screen, reused from one evaluation to the next.
+#[derive(Debug, Default)]
+pub struct RowBuf {
+    text: String,
+    spans: Vec<Span>,
+    /// Each rendered row's hash (never 0); 0: not rendered.
+    hashes: Vec<u64>,
+    /// Rows read through [`Rows::get`] since [`RowBuf::begin`] or [`RowBuf::forget_reads`].
+    read: Vec<bool>,
+    /// Whether the cursor's row was asked for.
+    cursor_read: bool,
+}
+
+impl RowBuf {
+    /// Starts over for a screen of `rows` rows: nothing rendered, nothing read.
+    pub fn begin(&mut self, rows: u16) {
+        let n = usize::from(rows);
+        self.text.clear();
+        self.spans.clear();
+        self.spans.resize(
+            n,
+            Span {
+                start: NONE,
+                end: 0,
+            },
+        );
+        self.hashes.clear();
+        self.hashes.resize(n, 0);
+        self.read.clear();
+        self.read.resize(n, false);
+        self.cursor_read = false;
+    }
+
+    /// Forgets which rows were read (rendered rows stay rendered).
+    pub fn forget_reads(&mut self) {
+        self.read.iter_mut().for_each(|r| *r = false);
+        self.cursor_read = false;
+    }
+
+    /// Renders rows `first..=last` that are not rendered yet, in as few runs as possible.
+    pub fn render(&mut self, grid: &dyn Grid, first: usize, last: usize) {
+        let last = last.min(self.spans.len().saturating_sub(1));
+        let mut r = first;
+        while r <= last && r < self.spans.len() {
+            if self.spans[r].start != NONE {
+                r += 1;
+                continue;
+            }
+            let mut end = r;
+            while end < last && self.spans[end + 1].start == NONE {
+                end += 1;
+            }
+            self.render_run(grid, r, end);
+            r = end + 1;
+        }
+    }
+
+    fn render_run(&mut self, grid: &dyn Grid, first: usize, last: usize) {
+        let (Ok(a), Ok(b)) = (u16::try_from(first), u16::try_from(last)) else {
+            return;
+        };
+        let mut at = self.text.len();
+        grid.write_rows(a, b, &mut self.text);
+        for r in first..=last {
+            let rest = &self.text[at..];
+            let len = rest.find('\n').unwrap_or(rest.len());
+            let trimmed = rest[..len].trim_end().len();
+            let (start, end) = (at, at + trimmed);
+            self.spans[r] = Span {
+                start: u32::try_from(start).unwrap_or(NONE - 1),
+                end: u32::try_from(end).unwrap_or(NONE - 1),
+            };
+            self.hashes[r] = hash(&self.text[start..end]);
+            at = (at + len + 1).min(self.text.len());
+        }
+    }
+
+    /// Row `r` as rendered, trailing whitespace trimmed (`""` if not rendered or out of range).
+    pub fn row(&self, r: usize) -> &str {
+        match self.spans.get(r) {
+            Some(s) if s.start != NONE => self
+                .text
+                .get(s.start as usize..s.end as usize)
+                .unwrap_or(""),
+            _ => "",
+        }
+    }
+
+    /// Row `r`'s hash, 0 if it was not rendered.
+    pub fn hash(&self, r: usize) -> u64 {
+        self.hashes.get(r).copied().unwrap_or(0)
+    }
+
+    /// The rows read since the last reset, with their hashes.
+    pub fn reads(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.read
+            .iter()
+            .enumerate()
+            .filter(|(_, read)| **read)
+            .map(|(r, _)| (r, self.hash(r)))
+    }
+
+    /// Whether the cursor's row was read since the last reset.
+    pub fn cursor_read(&self) -> bool {
+        self.cursor_read
+    }
+}
+
+/// A row's hash (FxHash-style over 8-byte words, never 0).
+fn hash(row: &str) -> u64 {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let mut h = row.len() as u64;
+    let mut words = row.as_bytes().chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(K);
+    }
+    let mut b = [0u8; 8];
+    let tail = words.remainder();
+    b[..tail.len()].copy_from_slice(tail);
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(K);
+    h | 1
+}
+
 /// Lazily rendered rows of one screen: each row is turned into text at most once.
 pub struct Rows<'s> {
-    screen: &'s vt100::Screen,
-    cache: Vec<Option<String>>,
+    grid: &'s dyn Grid,
+    buf: &'s mut RowBuf,
+    rows: usize,
 }
 
 impl<'s> Rows<'s> {
-    /// Wraps a screen; nothing is rendered yet.
-    pub fn new(screen: &'s vt100::Screen) -> Self {
-        let (rows, _) = screen.size();
-        Rows {
-            screen,
-            cache: vec![None; usize::from(rows.get())],
-        }
+    /// Reads `grid` through `buf`, which must have been started for it ([`RowBuf::begin`]).
+    pub fn new(grid: &'s dyn Grid, buf: &'s mut RowBuf) -> Self {
+        let rows = usize::from(grid.size().0).min(buf.spans.len());
+        Rows { grid, buf, rows }
     }
 
     /// The number of visible rows.
     pub fn len(&self) -> usize {
-        self.cache.len()
+        self.rows
     }
 
     /// Whether the screen has no rows (never true for a real screen).
     pub fn is_empty(&self) -> bool {
-        self.cache.is_empty()
+        self.rows == 0
+    }
+
+    /// Renders rows `first..=last` in one run if they are not yet rendered (a hint: a region
+    /// about to read them); marks nothing as read.
+    pub fn prefetch(&mut self, first: usize, last: usize) {
+        self.buf.render(self.grid, first, last);
     }
 
     /// Row `r` as text, trailing whitespace trimmed.
     pub fn get(&mut self, r: usize) -> &str {
-        let screen = self.screen;
-        match self.cache.get_mut(r) {
-            Some(slot) => slot.get_or_insert_with(|| render_row(screen, r)).as_str(),
-            None => "",
+        if r >= self.rows {
+            return "";
         }
+        self.buf.render(self.grid, r, r);
+        self.buf.read[r] = true;
+        self.buf.row(r)
     }
 
     fn blank(&mut self, r: usize) -> bool {
@@ -45,19 +250,9 @@ impl<'s> Rows<'s> {
     }
 
     /// The row the cursor is on.
-    pub fn cursor_row(&self) -> usize {
-        usize::from(self.screen.cursor_position().0)
-    }
-
-    fn join(&mut self, rows: impl IntoIterator<Item = usize>) -> String {
-        let mut out = String::new();
-        for (i, r) in rows.into_iter().enumerate() {
-            if i > 0 {
-                out.push('\n');
-            }
-            out.push_str(self.get(r));
-        }
-        out
+    pub fn cursor_row(&mut self) -> usize {
+        self.buf.cursor_read = true;
+        usize::from(self.grid.cursor().0)
     }
 
     fn last_nonblank(&mut self) -> Option<usize> {
@@ -68,27 +263,6 @@ impl<'s> Rows<'s> {
     fn rules_from_bottom(&mut self) -> impl Iterator<Item = usize> + '_ {
         (0..self.len()).rev().filter(move |&r| is_rule(self.get(r)))
     }
-}
-
-fn render_row(screen: &vt100::Screen, r: usize) -> String {
-    let (rows, cols) = screen.size();
-    let (rows, cols) = (rows.get(), cols.get());
-    let Ok(r) = u16::try_from(r) else {
-        return String::new();
-    };
-    // `contents_between` over a two-row span renders just the rows asked for (vt100's own
-    // writer, no per-cell lookups); the neighbouring row contributes nothing but a newline.
-    let text = if r + 1 < rows {
-        screen.contents_between(r, 0, r + 1, 0)
-    } else if r > 0 {
-        let t = screen.contents_between(r - 1, cols, r, cols);
-        t.strip_prefix('\n').map(str::to_owned).unwrap_or(t)
-    } else {
-        screen.rows(0, cols).next().unwrap_or_default()
-    };
-    let mut text = text;
-    text.truncate(text.trim_end().len());
-    text
 }
 
 /// A horizontal rule: a row starting with `─`, or holding a run of ≥ 8 of `─━═`.
@@ -118,69 +292,119 @@ fn strip_borders(row: &str) -> &str {
         .trim()
 }
 
-/// Builds the text of `region` for this screen. `title`/`progress` are the pane's OSC values.
-pub fn region_text(rows: &mut Rows<'_>, region: Region, title: &str, progress: &str) -> String {
+/// Appends rows to `out`, joined by newlines.
+fn join(rows: &mut Rows<'_>, picked: impl IntoIterator<Item = usize>, out: &mut String) {
+    for (i, r) in picked.into_iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push_str(rows.get(r));
+    }
+}
+
+/// The rows of `Bottom(n)`/`Top(n)`: the first `n` non-blank rows walking `order`.
+fn pick(rows: &mut Rows<'_>, n: u8, order: impl Iterator<Item = usize>, out: &mut String) {
+    let mut left = usize::from(n);
+    let mut first = true;
+    for r in order {
+        if left == 0 {
+            break;
+        }
+        if !rows.blank(r) {
+            if !first {
+                out.push('\n');
+            }
+            first = false;
+            out.push_str(rows.get(r));
+            left -= 1;
+        }
+    }
+}
+
+/// Appends the text of `region` for this screen to `out`. `title`/`progress` are the pane's OSC
+/// values.
+pub fn write_region(
+    rows: &mut Rows<'_>,
+    region: Region,
+    title: &str,
+    progress: &str,
+    out: &mut String,
+) {
     match region {
         Region::Bottom(n) => {
-            let mut picked: Vec<usize> = Vec::with_capacity(usize::from(n));
-            for r in (0..rows.len()).rev() {
-                if picked.len() == usize::from(n) {
+            let len = rows.len();
+            rows.prefetch(len.saturating_sub(usize::from(n)), len.saturating_sub(1));
+            // Picked bottom-up, written top-down: collect the row numbers first (at most 255).
+            let mut picked = [0u16; 256];
+            let mut count = 0;
+            for r in (0..len).rev() {
+                if count == usize::from(n) {
                     break;
                 }
                 if !rows.blank(r) {
-                    picked.push(r);
+                    picked[count] = u16::try_from(r).unwrap_or(u16::MAX);
+                    count += 1;
                 }
             }
-            picked.reverse();
-            rows.join(picked)
+            join(
+                rows,
+                picked[..count].iter().rev().map(|&r| usize::from(r)),
+                out,
+            );
         }
         Region::Top(n) => {
-            let mut picked = Vec::with_capacity(usize::from(n));
-            for r in 0..rows.len() {
-                if picked.len() == usize::from(n) {
-                    break;
-                }
-                if !rows.blank(r) {
-                    picked.push(r);
-                }
-            }
-            rows.join(picked)
+            rows.prefetch(0, usize::from(n).saturating_sub(1));
+            let len = rows.len();
+            pick(rows, n, 0..len, out);
         }
-        Region::Screen => match rows.last_nonblank() {
-            Some(last) => rows.join(0..=last),
-            None => String::new(),
-        },
-        Region::LastLine => match rows.last_nonblank() {
-            Some(last) => rows.get(last).to_owned(),
-            None => String::new(),
-        },
+        Region::Screen => {
+            if let Some(last) = rows.last_nonblank() {
+                rows.prefetch(0, last);
+                join(rows, 0..=last, out);
+            }
+        }
+        Region::LastLine => {
+            if let Some(last) = rows.last_nonblank() {
+                out.push_str(rows.get(last));
+            }
+        }
         Region::CursorLine => {
             let r = rows.cursor_row();
-            rows.get(r).to_owned()
+            out.push_str(rows.get(r));
         }
         Region::AfterLastRule => {
             let Some(rule) = rows.rules_from_bottom().next() else {
-                return String::new();
+                return;
             };
-            match rows.last_nonblank() {
-                Some(last) if last > rule => rows.join(rule + 1..=last),
-                _ => String::new(),
+            if let Some(last) = rows.last_nonblank()
+                && last > rule
+            {
+                join(rows, rule + 1..=last, out);
             }
         }
         Region::PromptBox => {
             let mut borders = rows.rules_from_bottom();
             let (Some(bottom), Some(top)) = (borders.next(), borders.next()) else {
-                return String::new();
+                return;
             };
             drop(borders);
-            let inner: Vec<String> = (top + 1..bottom)
-                .map(|r| strip_borders(rows.get(r)).to_owned())
-                .collect();
-            inner.join("\n")
+            for (i, r) in (top + 1..bottom).enumerate() {
+                if i > 0 {
+                    out.push('\n');
+                }
+                out.push_str(strip_borders(rows.get(r)));
+            }
         }
-        Region::Title => title.to_owned(),
-        Region::Progress => progress.to_owned(),
+        Region::Title => out.push_str(title),
+        Region::Progress => out.push_str(progress),
     }
+}
+
+/// The text of `region` for this screen, as a new String (explain, tests, benches).
+pub fn region_text(rows: &mut Rows<'_>, region: Region, title: &str, progress: &str) -> String {
+    let mut out = String::new();
+    write_region(rows, region, title, progress, &mut out);
+    out
 }
 
 /// Whether `text` holds a spinner glyph (§2.2): braille U+2801–U+28FF, `◐◑◒◓`, `◴◵◶◷`.
@@ -206,7 +430,14 @@ mod tests {
     }
 
     fn text(p: &vt100::Parser, region: Region) -> String {
-        region_text(&mut Rows::new(p.screen()), region, "the title", "4;1;-1")
+        let mut buf = RowBuf::default();
+        buf.begin(Grid::size(p.screen()).0);
+        region_text(
+            &mut Rows::new(p.screen(), &mut buf),
+            region,
+            "the title",
+            "4;1;-1",
+        )
     }
 
     const BOXED: &str = "old output\nDo you want to proceed?\n\n────────────\n> hello\u{a0}  \n────────────\n  ? for shortcuts";
@@ -221,6 +452,10 @@ mod tests {
         assert_eq!(
             text(&p, Region::Bottom(3)),
             "> hello\n────────────\n  ? for shortcuts"
+        );
+        assert_eq!(
+            text(&p, Region::Bottom(6)),
+            "old output\nDo you want to proceed?\n────────────\n> hello\n────────────\n  ? for shortcuts"
         );
     }
 
@@ -254,6 +489,28 @@ mod tests {
         assert_eq!(text(&p, Region::CursorLine), "c");
         assert_eq!(text(&p, Region::Title), "the title");
         assert_eq!(text(&p, Region::Progress), "4;1;-1");
+    }
+
+    #[test]
+    fn rows_render_in_runs_as_vt100_renders_them_one_by_one() {
+        // Wrapped rows, wide glyphs, the last row and a one-row screen: every row the run
+        // renderer produces is the row vt100 renders on its own.
+        let long = "w".repeat(30);
+        for (rows, body) in [
+            (6u16, format!("a\n{long}\n日本語 wide\n\nlast")),
+            (1, "only".to_owned()),
+            (4, format!("x\ny\nz\n{long}")),
+        ] {
+            let p = screen(rows, 20, &body);
+            let s = p.screen();
+            let mut buf = RowBuf::default();
+            buf.begin(rows);
+            buf.render(s, 0, usize::from(rows) - 1);
+            for (r, one) in s.rows(0, 20).enumerate() {
+                assert_eq!(buf.row(r), one.trim_end(), "row {r} of {body:?}");
+                assert_ne!(buf.hash(r), 0);
+            }
+        }
     }
 
     #[test]

@@ -101,6 +101,11 @@ impl Client {
         })
     }
 
+    /// The connection's two halves, for a client that reads pushed lines itself (a driver).
+    pub fn into_parts(self) -> (BufReader<UnixStream>, UnixStream) {
+        (self.reader, self.writer)
+    }
+
     /// Bounds how long a read may block (`None`: forever, the default).
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
         self.writer.set_read_timeout(timeout)

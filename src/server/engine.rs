@@ -16,6 +16,7 @@ use crate::server::mirror::{self, Ingested};
 use crate::server::protocol::params;
 use crate::server::protocol::results::{Ack, Applied, Opened, ServerInfo, Snapshot, Storage};
 use crate::server::protocol::{Request, RequestId, WireError, event_line};
+use crate::server::send::Sends;
 use crate::server::sources::{Sources, record_instance, same_instance};
 use crate::server::store::Store;
 use crate::server::subscribe::Waiters;
@@ -65,7 +66,8 @@ pub struct Engine {
     /// Where lifecycle events go to be notified (SPEC §14).
     notifier: Option<crate::notify::Notifier>,
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
-    /// blocks its agent until it is answered.
+    /// blocks its agent until it is answered. (Output asks for its early tick through
+    /// `panes::output_due`.)
     report_due: Option<Instant>,
     /// Events numbered by ticks whose transaction did not commit, oldest first: held back from
     /// subscribers and waiters, and written again by every tick until the store commits.
@@ -78,6 +80,8 @@ pub struct Engine {
     prune_due: Instant,
     /// The identified agents' releases (`--version`, probed off this thread).
     versions: super::versions::Versions,
+    /// `pane.send`s in flight, and the sources that type into panes.
+    sends: Sends,
 }
 
 /// How long an early tick waits to batch reports that arrive together.
@@ -112,6 +116,7 @@ impl Engine {
             retention,
             prune_due: Instant::now(),
             versions: super::versions::Versions::default(),
+            sends: Sends::default(),
         }
     }
 
@@ -139,11 +144,22 @@ impl Engine {
         let ticker = crossbeam_channel::tick(tick);
         let versions = self.versions.done.clone();
         loop {
+            // An early tick is due: a report waits for its answer, or output waits to be read.
+            let early = self
+                .report_due
+                .into_iter()
+                .chain(panes::output_due(&self.world))
+                .min();
+            if early.is_some_and(|due| due <= Instant::now()) {
+                self.tick();
+                continue;
+            }
             let wake = self
                 .waiters
                 .next_deadline()
                 .into_iter()
-                .chain(self.report_due)
+                .chain(early)
+                .chain(self.sends.next_deadline())
                 .min()
                 .map(|d| d.saturating_duration_since(Instant::now()));
             select! {
@@ -161,10 +177,8 @@ impl Engine {
                 }
                 recv(shutdown) -> _ => break,
                 default(wake.unwrap_or(tick)) => {
-                    if self.report_due.is_some_and(|due| due <= Instant::now()) {
-                        self.tick();
-                    }
                     self.waiters.expire(Instant::now());
+                    self.step_sends();
                 }
             }
         }
@@ -192,6 +206,23 @@ impl Engine {
                 encode(handlers::seen(world, &p.pane, Some("input")))
             }
             R::PaneList(_) => encode(Ok(self.snapshot())),
+            R::PaneSend(p) => {
+                let state = panes::state(world, &p.pane).ok();
+                let queues = panes::queues_input(world, &p.pane);
+                self.sends.start(id, peer, p, state, queues);
+                return;
+            }
+            R::PaneDrive(p) => {
+                self.sends.drive(p.pane, peer.clone());
+                encode(Ok(Ack {}))
+            }
+            R::PaneTyped(t) => {
+                let world = &self.world;
+                self.sends
+                    .typed(t.ticket, t.error, |p| panes::state(world, p).ok());
+                self.step_sends();
+                encode(Ok(Ack {}))
+            }
             R::ReportSession(r) => return self.report(id, Some(peer), r.into()),
             R::ReportState(r) => return self.report(id, Some(peer), r.into()),
             R::ReportTurnEnd(r) => return self.report(id, Some(peer), r.into()),
@@ -341,6 +372,7 @@ impl Engine {
             eprintln!("lookout: {e}");
         }
         self.waiters.pane_closed(pane);
+        self.sends.pane_closed(pane);
         Ok(Ack {})
     }
 
@@ -389,6 +421,15 @@ impl Engine {
             notifier.send(notified);
         }
         self.waiters.expire(Instant::now());
+        self.sends.events(&events);
+        self.step_sends();
+    }
+
+    /// Moves every `pane.send` on (Enter when due, verdicts when proven).
+    fn step_sends(&mut self) {
+        let world = &self.world;
+        self.sends
+            .step(Instant::now(), |p| panes::state(world, p).ok());
     }
 
     fn answer(&mut self, ticket: Ticket, answer: Answer, stored: bool) {

@@ -21,6 +21,7 @@ pub mod mirror;
 pub mod peer;
 pub mod private;
 pub mod protocol;
+mod send;
 pub mod sources;
 pub mod store;
 pub mod subscribe;

@@ -179,6 +179,11 @@ pub fn event_line(event: &Event) -> String {
     line(&json!({ "event": event_json(event) }))
 }
 
+/// The line a driver gets for keys to type: `{"keys": …}`.
+pub fn keys_line(keys: &params::Keys) -> String {
+    line(&json!({ "keys": keys }))
+}
+
 /// The line a dropped subscriber gets last.
 pub fn too_slow_line() -> String {
     line(

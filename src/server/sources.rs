@@ -78,7 +78,7 @@ impl Sources {
         };
         let source = TmuxSource::new(Tmux::new(Socket::Path(tmux.clone())), set_options, control);
         let server = socket.to_path_buf();
-        let connect: Connect = Box::new(move || Ok(Client::connect(&server)?));
+        let connect: Connect = Arc::new(move || Ok(Client::connect(&server)?));
         let poller = Poller::new(source, connect, catalog);
         let spawned = std::thread::Builder::new()
             .name("lookout-tmux".into())

@@ -9,6 +9,7 @@
 //! open or close panes (SPEC §12). Adding a multiplexer (zellij, WezTerm) is one new file here.
 //! Touches whatever its multiplexer needs, `/proc` and the socket; never the core.
 
+pub mod drive;
 pub mod poller;
 pub mod pty;
 pub mod tmux;
@@ -89,6 +90,11 @@ pub trait PaneSource {
     /// Once per round, after every pane was looked at (tmux: focus and options; a PTY: typing).
     fn after_round(&mut self, _server: &mut Client, _listed: &[Listed]) -> Result<(), ClientError> {
         Ok(())
+    }
+
+    /// What types into this source's panes (`pane.send`), when it can.
+    fn typist(&self) -> Option<Box<dyn drive::Typist>> {
+        None
     }
 
     /// Blocks until the next round is due (`due`), or something asks for one sooner.

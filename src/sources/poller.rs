@@ -4,6 +4,7 @@
 //! captures fed only when they changed (so "unchanged" stays unchanged for `quiet_ms` rules), and
 //! a ping when nothing was said for a while. Touches the server socket and `/proc`.
 
+use super::drive::Driver;
 use super::{Listed, Next, PaneSource};
 use crate::pty::probe::{Change, Groups, Identify, Probe, ProcFs};
 use crate::server::protocol::params::{self, ProcessKind};
@@ -37,7 +38,7 @@ struct Tracked {
 
 /// How a poller reaches the server: connecting may start one (`lookout run`) or not (a source
 /// inside the server).
-pub type Connect = Box<dyn Fn() -> anyhow::Result<Client> + Send>;
+pub type Connect = Arc<dyn Fn() -> anyhow::Result<Client> + Send + Sync>;
 
 /// Mirrors one source into the server.
 pub struct Poller<S> {
@@ -53,13 +54,19 @@ pub struct Poller<S> {
     swept: bool,
     retry_at: Instant,
     answered_at: Instant,
+    /// Types into the panes for `pane.send`, when the source can.
+    driver: Option<Driver>,
 }
 
 impl<S: PaneSource> Poller<S> {
     /// A poller of `source`; `identify` tells agents from other programs in a pane's foreground.
     pub fn new(source: S, connect: Connect, identify: Arc<dyn Identify + Send + Sync>) -> Self {
+        let driver = source
+            .typist()
+            .map(|typist| Driver::start(connect.clone(), typist));
         Poller {
             source,
+            driver,
             connect,
             client: None,
             proc: ProcFs::default(),
@@ -173,6 +180,9 @@ impl<S: PaneSource> Poller<S> {
             .collect();
         for pane in gone {
             self.panes.remove(&pane);
+            if let Some(driver) = &self.driver {
+                driver.forget(&pane);
+            }
             self.call(&params::PaneClose { pane })?;
         }
         let mut groups = Groups::default();
@@ -205,6 +215,9 @@ impl<S: PaneSource> Poller<S> {
     /// Closes every pane this source opened; `exited` reports their processes gone first.
     fn close_all(&mut self, exited: bool) -> Result<(), ClientError> {
         for pane in std::mem::take(&mut self.panes).into_keys() {
+            if let Some(driver) = &self.driver {
+                driver.forget(&pane);
+            }
             if exited {
                 self.call(&exited_params(&pane))?;
             }
@@ -256,6 +269,9 @@ impl<S: PaneSource> Poller<S> {
         };
         self.answered_at = Instant::now();
         tracked.opened = true;
+        if let Some(driver) = &self.driver {
+            driver.drive(&pane.pane, &pane.native);
+        }
         if let (true, Some(process)) = (fresh, tracked.process.clone()) {
             self.call(&process)?;
         }

@@ -8,6 +8,7 @@
 //! and process and nothing is lost; the wrapped program is never touched. Touches the server
 //! socket (through the poller) and `/proc`.
 
+use super::drive::Typist;
 use super::poller::{Connect, Poller};
 use super::{Listed, Next, PaneSource};
 use crate::manifest::Catalog;
@@ -16,6 +17,7 @@ use crate::server::{Client, ClientError};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::num::NonZeroU16;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// How long output may wait to be batched into one `pane.feed`.
@@ -47,6 +49,8 @@ pub struct Registration {
     pub pid: u32,
     /// The child's argv (the server identifies the agent from it).
     pub argv: Vec<String>,
+    /// Where bytes typed for `pane.send` go (into the PTY, as if typed); `None`: not typeable.
+    pub inject: Option<Sender<Vec<u8>>>,
 }
 
 enum Message {
@@ -128,11 +132,14 @@ struct PtySource {
     typed_at: Option<Instant>,
     /// Keys arrived that `pane.input` has not told about yet.
     typing: bool,
+    /// The program asked for bracketed paste (its typist wraps pasted text then).
+    bracketed: Arc<AtomicBool>,
 }
 
 impl PtySource {
     fn new(reg: Registration, rx: Receiver<Message>) -> Self {
         PtySource {
+            bracketed: Arc::default(),
             screen: vt100::Parser::new(nz(reg.rows), nz(reg.cols), 0),
             reg,
             rx,
@@ -199,6 +206,14 @@ impl PaneSource for PtySource {
         Ok(())
     }
 
+    fn typist(&self) -> Option<Box<dyn Typist>> {
+        let inject = self.reg.inject.clone()?;
+        Some(Box::new(PtyTypist {
+            inject,
+            bracketed: self.bracketed.clone(),
+        }))
+    }
+
     fn wait(&mut self, due: Instant) -> Next {
         loop {
             let wake = self.flush_at.map_or(due, |at| at.min(due));
@@ -215,6 +230,8 @@ impl PaneSource for PtySource {
             {
                 Ok(Message::Output(bytes)) => {
                     self.screen.process(&bytes);
+                    let bracketed = self.screen.screen().bracketed_paste();
+                    self.bracketed.store(bracketed, Ordering::Relaxed);
                     self.batch.extend_from_slice(&bytes);
                     if self.batch.len() > MAX_BATCH {
                         // The server is slower than the child: the current screen says it all.
@@ -238,5 +255,34 @@ impl PaneSource for PtySource {
                 Err(RecvTimeoutError::Timeout) => return Next::Round,
             }
         }
+    }
+}
+
+/// Types into the PTY as if the person did: the pass-through loop writes the bytes to it.
+struct PtyTypist {
+    inject: Sender<Vec<u8>>,
+    bracketed: Arc<AtomicBool>,
+}
+
+impl Typist for PtyTypist {
+    fn type_text(&mut self, _native: &str, text: &[u8]) -> Result<(), String> {
+        let mut bytes = Vec::with_capacity(text.len() + 12);
+        let bracketed = self.bracketed.load(Ordering::Relaxed);
+        if bracketed {
+            bytes.extend_from_slice(b"\x1b[200~");
+        }
+        bytes.extend_from_slice(text);
+        if bracketed {
+            bytes.extend_from_slice(b"\x1b[201~");
+        }
+        self.inject
+            .send(bytes)
+            .map_err(|_| "the pane's terminal is gone".to_owned())
+    }
+
+    fn press_enter(&mut self, _native: &str) -> Result<(), String> {
+        self.inject
+            .send(b"\r".to_vec())
+            .map_err(|_| "the pane's terminal is gone".to_owned())
     }
 }

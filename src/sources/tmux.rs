@@ -7,6 +7,7 @@
 //! shows for two rounds in a row has been seen (SPEC §14). With options on, states are written back
 //! as `@lookout_*` options (`tmux_options`). Touches the tmux CLI, `/proc` and the server socket.
 
+use super::drive::Typist;
 use super::tmux_options::{self, Options};
 use super::{Listed, Next, PaneSource};
 use crate::pty::probe::ProcFs;
@@ -152,6 +153,10 @@ impl PaneSource for TmuxSource {
         Ok(())
     }
 
+    fn typist(&self) -> Option<Box<dyn Typist>> {
+        Some(Box::new(TmuxTypist(self.tmux.clone())))
+    }
+
     fn wait(&mut self, due: Instant) -> Next {
         if self.control.options_on.load(Ordering::Relaxed) {
             self.options.get_or_insert_with(Options::default);
@@ -166,6 +171,20 @@ impl PaneSource for TmuxSource {
         } else {
             Next::Round
         }
+    }
+}
+
+/// Types into tmux panes with `send-keys` / `paste-buffer`.
+struct TmuxTypist(Tmux);
+
+impl Typist for TmuxTypist {
+    fn type_text(&mut self, native: &str, text: &[u8]) -> Result<(), String> {
+        let text = std::str::from_utf8(text).map_err(|e| format!("not UTF-8: {e}"))?;
+        self.0.type_text(native, text).map_err(|e| e.to_string())
+    }
+
+    fn press_enter(&mut self, native: &str) -> Result<(), String> {
+        self.0.press_enter(native).map_err(|e| e.to_string())
     }
 }
 

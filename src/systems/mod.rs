@@ -9,7 +9,8 @@ pub mod s4_ingest_hooks;
 pub mod s5_evaluate_rules;
 pub mod s6_resolve_priority;
 pub mod s7_apply_transitions;
-pub mod s8_emit_events;
+pub mod s8_read_composer;
+pub mod s9_emit_events;
 
 pub use s1_ingest_output::ingest_output;
 pub use s2_ingest_processes::ingest_processes;
@@ -18,4 +19,5 @@ pub use s4_ingest_hooks::ingest_hooks;
 pub use s5_evaluate_rules::evaluate_rules;
 pub use s6_resolve_priority::resolve_priority;
 pub use s7_apply_transitions::apply_transitions;
-pub use s8_emit_events::emit_events;
+pub use s8_read_composer::read_composer;
+pub use s9_emit_events::emit_events;

@@ -90,7 +90,6 @@ pub fn ingest_output(
             }
             Output::Resize { rows, cols } => screen.resize(rows, cols),
         }
-        screen.changed_at = Some(clock.now);
         let osc = screen.parser.callbacks_mut();
         if let Some(t) = osc.title.take() {
             title.set_if_neq(Title(t));

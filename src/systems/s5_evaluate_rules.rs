@@ -3,15 +3,18 @@
 //! recording: shown, never turned into a state).
 //!
 //! Only panes whose screen, title, progress, kind or process changed — or whose time condition
-//! may have flipped — are evaluated; every other pane costs a few comparisons. A pane that is
+//! may have flipped — are evaluated; every other pane costs a few comparisons. A screen counts as
+//! changed when a row the last evaluation read changed (`RowsSeen`), not when bytes arrived: a
+//! redraw of the same screen is not evaluated again and does not delay `quiet_ms`. A pane that is
 //! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
 
 use crate::components::{
-    AgentKind, Drift, HookedProcess, Presence, Progress, Screen, ScreenVerdict, Title, Wake,
+    AgentKind, Drift, HookedProcess, Presence, Progress, RowsSeen, Screen, ScreenVerdict, Title,
+    Wake,
 };
 use crate::manifest::{Catalog, HookPolicy, KindRules};
 use crate::resources::{Clock, Manifests};
-use crate::rules::Look;
+use crate::rules::{Look, Scratch, Strategy};
 use bevy_ecs::prelude::*;
 
 type Inputs<'a> = (
@@ -23,41 +26,67 @@ type Inputs<'a> = (
     &'a mut ScreenVerdict,
     &'a mut Wake,
     &'a mut Drift,
+    &'a mut RowsSeen,
 );
 
-/// Evaluates the panes that need it.
-pub fn evaluate_rules(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Inputs>) {
+/// Evaluates the panes that need it. `scratch` holds the rendered rows and region texts, reused
+/// from pane to pane: nothing is allocated per evaluation once it has grown.
+pub fn evaluate_rules(
+    manifests: Res<Manifests>,
+    clock: Res<Clock>,
+    mut scratch: Local<Scratch>,
+    mut panes: Query<Inputs>,
+) {
     let catalog = &manifests.0;
-    for (screen, title, progress, kind, process, mut verdict, mut wake, mut drift) in &mut panes {
-        let changed = screen.is_changed()
-            || title.is_changed()
+    for (screen, title, progress, kind, process, mut verdict, mut wake, mut drift, mut seen) in
+        &mut panes
+    {
+        let others = title.is_changed()
             || progress.is_changed()
             || kind.is_changed()
             || process.is_changed();
         let woke = wake.0.is_some_and(|w| w <= clock.now);
-        if !changed && !woke {
+        if !screen.is_changed() && !others && !woke {
             continue;
         }
         let Some(rules) = screen_rules(catalog, &kind, &process) else {
+            if screen.is_changed() {
+                // Nothing reads this screen now: any output counts as a change for when it does.
+                seen.forget();
+                seen.changed_at = Some(clock.now);
+            }
             verdict.set_if_neq(ScreenVerdict(None));
             wake.set_if_neq(Wake(None));
             drift.set_if_neq(Drift::default());
             continue;
         };
+        let grid = screen.grid();
+        scratch.begin(grid);
+        // Output arrived: did any row the last evaluation read change? (Renders those rows; the
+        // evaluation below reuses them.)
+        let rows_changed = screen.is_changed() && !seen.same(grid, &mut scratch.rows);
+        scratch.rows.forget_reads();
+        if !rows_changed && !others && !woke {
+            continue;
+        }
+        if rows_changed {
+            seen.changed_at = Some(clock.now);
+        }
         let look = Look {
-            screen: screen.screen(),
+            screen: grid,
             title: &title.0,
             progress: &progress.0,
-            changed_at: screen.changed_at,
+            changed_at: seen.changed_at,
             now: clock.now,
         };
-        let outcome = rules.evaluate(&look);
+        let outcome = rules.evaluate_in(&look, &mut scratch, Strategy::DEFAULT);
+        seen.record(grid, &scratch.rows);
         let winner = outcome.winner.map(|i| {
             let rule = &rules.rules[i];
             (rule.id.clone(), rule.spec.state, rule.spec.settled)
         });
-        // Only output counts as "keeps changing"; a wake or a process change re-reads the same screen.
-        let fired = screen.is_changed().then_some(winner.is_some());
+        // Only changed rows count as "keeps changing"; a wake or a process change re-reads the same screen.
+        let fired = rows_changed.then_some(winner.is_some());
         let next = drift.observe(
             fired,
             clock.now,

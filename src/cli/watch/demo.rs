@@ -279,9 +279,10 @@ pub fn start(socket: &Path, scripted: bool) -> anyhow::Result<Demo> {
             kind: Some(source.kind),
             pid: spawned.pid,
             argv: text_argv,
+            inject: None,
         };
         let server = socket.to_path_buf();
-        let connect = Box::new(move || crate::cli::daemon::reconnect(&server));
+        let connect = Arc::new(move || crate::cli::daemon::reconnect(&server));
         let link = Link::start(connect, registration, catalog.clone());
         pump(spawned.reader, link);
         demo.children.push(spawned.child);

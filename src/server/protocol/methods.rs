@@ -86,6 +86,13 @@ methods! {
         example r#"{"pane":"p","via":"focus"}"#, check params::PaneSeen::check;
     /// `pane.input`: the person typed into the pane (seen, and in view for a few seconds).
     PaneInput = "pane.input": params::PaneInput => results::Ack, example r#"{"pane":"p"}"#;
+    /// `pane.send`: type text into the pane, then Enter until a positive signal.
+    PaneSend = "pane.send": params::PaneSend => results::Sent,
+        example r#"{"pane":"p","text":"hi","timeout_ms":1}"#, check params::PaneSend::check;
+    /// `pane.drive`: this connection types into the pane (its source).
+    PaneDrive = "pane.drive": params::PaneDrive => results::Ack, example r#"{"pane":"p"}"#;
+    /// `pane.typed`: a driver's answer to a `keys` line.
+    PaneTyped = "pane.typed": params::PaneTyped => results::Ack, example r#"{"ticket":1}"#;
     /// `pane.list`: every pane's state.
     PaneList = "pane.list": params::PaneList => results::Snapshot, example "{}";
     /// `report.session`.

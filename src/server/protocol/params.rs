@@ -246,6 +246,82 @@ impl AgentWait {
     }
 }
 
+/// `pane.drive`: this connection types into the pane from now on (it is the pane's source). The
+/// server sends it `{"keys": Keys}` lines; it answers each with `pane.typed`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneDrive {
+    /// The pane id.
+    pub pane: String,
+}
+
+/// `pane.typed`: a driver typed (or could not type) the keys of `ticket`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneTyped {
+    /// The ticket of the `keys` line.
+    pub ticket: u64,
+    /// Why the keys could not be typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// Keys the server asks a driver to type (the `keys` line a `pane.drive` connection receives).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Keys {
+    /// The pane id.
+    pub pane: String,
+    /// Answered with `pane.typed`.
+    pub ticket: u64,
+    /// Text to type, byte for byte (base64 on the wire).
+    #[serde(default, with = "base64_bytes", skip_serializing_if = "Vec::is_empty")]
+    pub text: Vec<u8>,
+    /// Then press Enter.
+    #[serde(default)]
+    pub enter: bool,
+}
+
+/// Default `pane.send` timeout.
+pub const DEFAULT_SEND_MS: u64 = 10_000;
+
+/// `pane.send`: type `text` into the pane once, then Enter until the agent took it (SPEC §15).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PaneSend {
+    /// The pane id.
+    pub pane: String,
+    /// The text, delivered byte for byte.
+    pub text: String,
+    /// Press Enter after typing (default true).
+    #[serde(default = "yes")]
+    pub submit: bool,
+    /// Type although the pane is blocked or its composer is not proven empty (never into a dead or
+    /// missing pane).
+    #[serde(default)]
+    pub force: bool,
+    /// How long to try (default [`DEFAULT_SEND_MS`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl PaneSend {
+    pub(super) fn check(&self) -> Result<(), WireError> {
+        if self.text.is_empty() && !self.submit {
+            return Err(WireError::new(
+                "bad_request",
+                "pane.send: nothing to do (empty `text` and `submit: false`)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The timeout, defaulted.
+    pub fn timeout_ms(&self) -> u64 {
+        self.timeout_ms.unwrap_or(DEFAULT_SEND_MS)
+    }
+}
+
 /// `source.attach`: watch the tmux server at `tmux` (its socket path).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

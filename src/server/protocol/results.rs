@@ -148,3 +148,50 @@ pub struct Sources {
     /// Every running source.
     pub sources: Vec<SourceEntry>,
 }
+
+/// How a `pane.send` ended (SPEC §15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The agent took the text: its composer was proven empty after Enter, or — from an idle or
+    /// done pane — it started working (or asked something) after that Enter.
+    Confirmed,
+    /// The text was typed and left unsubmitted, as asked (`submit: false`), and the composer shows it.
+    Typed,
+    /// The agent is working and holds the text pending; it is known to queue input.
+    Queued,
+    /// Every Enter was spent and nothing proved the text taken or not.
+    Unconfirmed,
+    /// The agent is idle and the text is still pending: Enter did not submit it.
+    Swallowed,
+    /// Nothing was typed (see `reason`).
+    Refused,
+}
+
+impl Verdict {
+    /// The verdict's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verdict::Confirmed => "confirmed",
+            Verdict::Typed => "typed",
+            Verdict::Queued => "queued",
+            Verdict::Unconfirmed => "unconfirmed",
+            Verdict::Swallowed => "swallowed",
+            Verdict::Refused => "refused",
+        }
+    }
+}
+
+/// `pane.send`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sent {
+    /// How it ended.
+    pub verdict: Verdict,
+    /// Why (a refusal's cause, what proved it).
+    pub reason: String,
+    /// How many times Enter was pressed.
+    pub enters: u32,
+    /// The pane's state when the verdict was reached (absent for a missing pane).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<PaneState>,
+}

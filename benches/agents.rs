@@ -1,0 +1,219 @@
+//! Evaluation per agent over the recorded fixtures' marker screens (issue 12): every
+//! `tests/fixtures/<kind>/<version>/<case>.cast` is played into a vt100 screen, and the screen
+//! (with its title and progress) at each marker is kept. For each agent the bench prints the mean
+//! evaluation time over its marker screens and the ratio to an in-bench limit baseline: only the
+//! deciding rule's region built lean (its rows rendered in one block) and one regex run over it —
+//! the least any evaluation that reaches the same answer must do. Screens where no rule fires
+//! have no deciding region and are left out of the ratio (counted in the line).
+//!
+//! `LOOKOUT_BENCH_AGENT=claude` limits the run to one agent.
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use lookout::components::Osc;
+use lookout::manifest::{Catalog, KindRules, Region};
+use lookout::pty::asciicast::{self, EventKind};
+use lookout::rules::Look;
+use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// One marker screen of one fixture.
+struct Shot {
+    screen: vt100::Screen,
+    title: String,
+    progress: String,
+}
+
+fn shots(kind: &str) -> Vec<Shot> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut out = Vec::new();
+    for f in lookout::corpus::walk(&root)
+        .expect("tests/fixtures")
+        .into_iter()
+        .filter(|f| f.kind == kind)
+    {
+        let file = std::fs::File::open(&f.path).expect("fixture");
+        let cast = asciicast::read(std::io::BufReader::new(file)).expect("cast");
+        let rows = std::num::NonZeroU16::new(cast.header.height.max(1)).expect("rows");
+        let cols = std::num::NonZeroU16::new(cast.header.width.max(1)).expect("cols");
+        let mut p = vt100::Parser::new_with_callbacks(rows, cols, 0, Osc::default());
+        let (mut title, mut progress) = (String::new(), String::new());
+        for e in &cast.events {
+            match &e.kind {
+                EventKind::Output(data) => {
+                    p.process(data.as_bytes());
+                    let osc = p.callbacks_mut();
+                    if let Some(t) = osc.title.take() {
+                        title = t;
+                    }
+                    if let Some(g) = osc.progress.take() {
+                        progress = g;
+                    }
+                }
+                EventKind::Resize { cols, rows } => {
+                    let r = std::num::NonZeroU16::new((*rows).max(1)).expect("rows");
+                    let c = std::num::NonZeroU16::new((*cols).max(1)).expect("cols");
+                    p.screen_mut().set_size(r, c);
+                }
+                EventKind::Marker(_) => out.push(Shot {
+                    screen: p.screen().clone(),
+                    title: title.clone(),
+                    progress: progress.clone(),
+                }),
+                EventKind::Input(_) => {}
+            }
+        }
+    }
+    out
+}
+
+fn look<'a>(shot: &'a Shot, now: Instant) -> Look<'a> {
+    Look {
+        screen: &shot.screen,
+        title: &shot.title,
+        progress: &shot.progress,
+        changed_at: Some(now - Duration::from_secs(5)),
+        now,
+    }
+}
+
+/// The rows `region` spans on this screen (first, last), found once outside the timed loop.
+fn span(screen: &vt100::Screen, region: Region) -> Option<(u16, u16)> {
+    let (rows, _) = screen.size();
+    let rows = rows.get();
+    let text = |r: u16| screen.contents_between(r, 0, r + 1, 0);
+    let blank = |r: u16| text(r).trim_end().is_empty();
+    let nonblank: Vec<u16> = (0..rows).filter(|&r| !blank(r)).collect();
+    match region {
+        Region::Bottom(n) => {
+            let picked = &nonblank[nonblank.len().saturating_sub(usize::from(n))..];
+            Some((*picked.first()?, *picked.last()?))
+        }
+        Region::Top(n) => {
+            let picked = &nonblank[..usize::from(n).min(nonblank.len())];
+            Some((*picked.first()?, *picked.last()?))
+        }
+        Region::LastLine => nonblank.last().map(|&r| (r, r)),
+        Region::Screen => nonblank.last().map(|&r| (0, r)),
+        Region::CursorLine => {
+            let r = screen.cursor_position().0;
+            Some((r, r))
+        }
+        Region::AfterLastRule | Region::PromptBox => {
+            let is_rule = |r: u16| lookout::rules::regions::is_rule(&text(r));
+            let mut rules = (0..rows).rev().filter(|&r| is_rule(r));
+            let bottom = rules.next()?;
+            if region == Region::AfterLastRule {
+                let last = *nonblank.last()?;
+                return (last > bottom).then_some((bottom + 1, last));
+            }
+            let top = rules.next()?;
+            (bottom > top + 1).then_some((top + 1, bottom - 1))
+        }
+        Region::Title | Region::Progress => None,
+    }
+}
+
+/// The limit baseline of one screen: the deciding region's rows rendered in one block and one
+/// regex of the deciding rule run over them.
+fn baseline<'a>(
+    kind: &'a KindRules,
+    shot: &'a Shot,
+    winner: usize,
+) -> Option<impl Fn() -> bool + 'a> {
+    let rule = &kind.rules[winner];
+    let region = kind.regions[rule.region];
+    let span = match region {
+        Region::Title | Region::Progress => None,
+        r => Some(span(&shot.screen, r)?),
+    };
+    let re = rule.spec.primary_re.first()?;
+    let (_, cols) = shot.screen.size();
+    let cols = cols.get();
+    Some(move || match (region, span) {
+        (Region::Title, _) => re.is_match(&shot.title),
+        (Region::Progress, _) => re.is_match(&shot.progress),
+        (_, Some((a, b))) => re.is_match(&shot.screen.contents_between(a, 0, b, cols)),
+        _ => false,
+    })
+}
+
+fn time(n: usize, f: &mut dyn FnMut()) -> f64 {
+    let t = Instant::now();
+    for _ in 0..n {
+        f();
+    }
+    t.elapsed().as_secs_f64() * 1e6 / n as f64
+}
+
+fn bench_agents(c: &mut Criterion) {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut kinds: Vec<String> = lookout::corpus::walk(&root)
+        .expect("tests/fixtures")
+        .into_iter()
+        .map(|f| f.kind)
+        .collect();
+    kinds.dedup();
+    if let Ok(only) = std::env::var("LOOKOUT_BENCH_AGENT") {
+        kinds.retain(|k| *k == only);
+    }
+    let mut group = c.benchmark_group("agents");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_millis(500))
+        .warm_up_time(Duration::from_millis(100));
+    let (mut all_eval, mut all_base) = (0.0, 0.0);
+    for name in &kinds {
+        let Some(kind) = catalog.kind_id(name).and_then(|k| catalog.kind(k)) else {
+            continue;
+        };
+        let shots = shots(name);
+        let now = Instant::now();
+        group.bench_function(name.as_str(), |b| {
+            b.iter(|| {
+                for s in &shots {
+                    black_box(kind.evaluate(&look(s, now)));
+                }
+            })
+        });
+        let n = 300;
+        let (mut eval, mut base, mut decided) = (0.0, 0.0, 0);
+        for s in &shots {
+            let winner = kind.evaluate(&look(s, now)).winner;
+            let Some(f) = winner.and_then(|w| baseline(kind, s, w)) else {
+                continue;
+            };
+            decided += 1;
+            eval += time(n, &mut || {
+                black_box(kind.evaluate(&look(s, now)));
+            });
+            base += time(n, &mut || {
+                black_box(f());
+            });
+        }
+        if decided == 0 {
+            continue;
+        }
+        all_eval += eval;
+        all_base += base;
+        println!(
+            "FIGURE agents {name}: {decided} of {} marker screens decided; evaluation {:.2} µs, limit baseline {:.2} µs, ratio {:.2}×",
+            shots.len(),
+            eval / decided as f64,
+            base / decided as f64,
+            eval / base
+        );
+    }
+    if all_base > 0.0 {
+        println!(
+            "FIGURE agents all: evaluation/limit baseline {:.2}× (time-weighted over every decided screen)",
+            all_eval / all_base
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench_agents);
+criterion_main!(benches);

@@ -1,0 +1,443 @@
+//! `pane.send` (SPEC §15, seed 002's safety rules): type an orchestrator's text into a pane once,
+//! then press Enter — and only Enter again — until something proves the agent took it, and say
+//! honestly how it ended (`results::Verdict`).
+//!
+//! Before anything is typed the pane must exist, have a driver (its source, `pane.drive`), not be
+//! dead, and — unless forced — not be blocked (the cursor is in a menu) and have a composer proven
+//! empty. Then: type (one `keys` line to the driver), settle (longer for `/` and `$` input, so a
+//! completion popup cannot eat the Enter), Enter, watch. A composer proven empty after Enter, or a
+//! move to working/blocked after that Enter from an idle/done pane, confirms; text still pending on
+//! an idle agent after the last Enter was swallowed; pending while it works, on an agent known to
+//! queue, is queued. The world thread calls in between ticks; state is read through `panes`;
+//! keys go out as lines on the driver's connection. No I/O of its own.
+
+use crate::components::{ComposerState, LifecycleState};
+use crate::event::{Change, Event};
+use crate::panes::{Liveness, PaneState};
+use crate::server::peer::Peer;
+use crate::server::protocol::params::{Keys, PaneSend};
+use crate::server::protocol::results::{Sent, Verdict};
+use crate::server::protocol::{RequestId, keys_line};
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+/// How many times Enter is pressed at most.
+const MAX_ENTERS: u32 = 3;
+/// How long one Enter is watched for a sign before the next.
+const WATCH: Duration = Duration::from_millis(1200);
+/// The pause between typing and Enter (the program reads the text first).
+const SETTLE: Duration = Duration::from_millis(150);
+/// The pause before Enter for `/command` and `$skill` input, whose completion popup opens first.
+const SETTLE_POPUP: Duration = Duration::from_millis(700);
+/// How long a send waits for the pane's source to drive it.
+const DRIVER_WAIT: Duration = Duration::from_secs(2);
+/// How long a `submit: false` send waits for the composer to show the text.
+const SHOW: Duration = Duration::from_millis(800);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// No source drives the pane yet (one that just opened it is still connecting its driver):
+    /// refused `no_driver` at this instant.
+    Driverless(Instant),
+    /// The text's keys line is out; waiting for `pane.typed`.
+    Typing(u64),
+    /// Typed; Enter is due at this instant.
+    Settling(Instant),
+    /// An Enter's keys line is out.
+    Entering(u64),
+    /// Enter was pressed; watching until this instant.
+    Watching(Instant),
+}
+
+struct Sending {
+    id: RequestId,
+    peer: Peer,
+    request: PaneSend,
+    deadline: Instant,
+    baseline: LifecycleState,
+    phase: Phase,
+    enters: u32,
+    /// The pane moved to working or blocked after an Enter.
+    moved: bool,
+    /// The agent holds input typed while it works (its manifest says so).
+    queues: bool,
+}
+
+/// Every send in flight, and who types into which pane.
+#[derive(Default)]
+pub struct Sends {
+    /// Pane → the connection of its source (`pane.drive`).
+    drivers: HashMap<String, Peer>,
+    active: Vec<Sending>,
+    next_ticket: u64,
+}
+
+impl Sends {
+    /// `peer` types into `pane` from now on.
+    pub fn drive(&mut self, pane: String, peer: Peer) {
+        self.drivers.insert(pane.clone(), peer);
+        for i in 0..self.active.len() {
+            if self.active[i].request.pane == pane {
+                self.begin(i);
+            }
+        }
+    }
+
+    /// Starts a send; `state` is the pane's state now (`None`: no such pane), `queues` whether its
+    /// agent queues input typed while it works. A refusal is answered at once.
+    pub fn start(
+        &mut self,
+        id: RequestId,
+        peer: Peer,
+        request: PaneSend,
+        state: Option<PaneState>,
+        queues: bool,
+    ) {
+        let state = match (refusal(&request, state.as_ref()), state) {
+            (None, Some(state)) => state,
+            (reason, state) => {
+                let reason = reason.unwrap_or_default();
+                peer.reply(&id, Ok(sent(Verdict::Refused, &reason, 0, state)));
+                return;
+            }
+        };
+        let now = Instant::now();
+        let deadline = now + Duration::from_millis(request.timeout_ms());
+        let sending = Sending {
+            id,
+            peer,
+            deadline,
+            baseline: state.lifecycle,
+            phase: Phase::Driverless(deadline.min(now + DRIVER_WAIT)),
+            enters: 0,
+            moved: false,
+            queues,
+            request,
+        };
+        self.active.push(sending);
+        self.begin(self.active.len() - 1);
+    }
+
+    /// Types the text of send `i` (or goes straight to Enter for none) once its pane has a driver.
+    fn begin(&mut self, i: usize) {
+        self.drivers.retain(|_, p| !p.is_dropped());
+        let s = &self.active[i];
+        if !matches!(s.phase, Phase::Driverless(_)) || !self.drivers.contains_key(&s.request.pane) {
+            return;
+        }
+        let phase = if s.request.text.is_empty() {
+            Some(Phase::Settling(Instant::now()))
+        } else {
+            let keys = Keys {
+                pane: s.request.pane.clone(),
+                ticket: 0,
+                text: s.request.text.as_bytes().to_vec(),
+                enter: false,
+            };
+            self.push(keys).map(Phase::Typing)
+        };
+        // A driver that went away leaves the send waiting for another, until its time is up.
+        if let Some(phase) = phase {
+            self.active[i].phase = phase;
+        }
+    }
+
+    /// Sends a keys line to the pane's driver; its ticket, or `None` when the driver is gone.
+    fn push(&mut self, mut keys: Keys) -> Option<u64> {
+        self.next_ticket += 1;
+        keys.ticket = self.next_ticket;
+        let driver = self.drivers.get(&keys.pane)?;
+        if driver.event(keys_line(&keys)) {
+            Some(keys.ticket)
+        } else {
+            self.drivers.remove(&keys.pane);
+            None
+        }
+    }
+
+    /// A driver answered `ticket`.
+    pub fn typed(
+        &mut self,
+        ticket: u64,
+        error: Option<String>,
+        state: impl Fn(&str) -> Option<PaneState>,
+    ) {
+        let now = Instant::now();
+        let Some(i) = self
+            .active
+            .iter()
+            .position(|s| matches!(s.phase, Phase::Typing(t) | Phase::Entering(t) if t == ticket))
+        else {
+            return;
+        };
+        if let Some(error) = error {
+            let s = self.active.remove(i);
+            let reason = format!("the pane's source could not type: {error}");
+            let verdict = if s.enters == 0 && matches!(s.phase, Phase::Typing(_)) {
+                Verdict::Refused
+            } else {
+                Verdict::Unconfirmed
+            };
+            let state = state(&s.request.pane);
+            s.peer
+                .reply(&s.id, Ok(sent(verdict, &reason, s.enters, state)));
+            return;
+        }
+        let s = &mut self.active[i];
+        s.phase = match s.phase {
+            Phase::Typing(_) if !s.request.submit => Phase::Watching(now + SHOW),
+            Phase::Typing(_) => Phase::Settling(now + settle(&s.request.text)),
+            _ => Phase::Watching(now + WATCH),
+        };
+    }
+
+    /// The tick's events: a pane that moved to working or blocked after an Enter.
+    pub fn events(&mut self, events: &[Event]) {
+        for event in events {
+            let Change::Lifecycle { to, .. } = event.change else {
+                continue;
+            };
+            if !matches!(to, LifecycleState::Working | LifecycleState::Blocked) {
+                continue;
+            }
+            for s in &mut self.active {
+                let after_enter = matches!(s.phase, Phase::Entering(_) | Phase::Watching(_));
+                if after_enter && *s.request.pane == *event.pane {
+                    s.moved = true;
+                }
+            }
+        }
+    }
+
+    /// The earliest instant a send needs looking at.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        self.active
+            .iter()
+            .map(|s| match s.phase {
+                Phase::Driverless(at) | Phase::Settling(at) | Phase::Watching(at) => {
+                    at.min(s.deadline)
+                }
+                Phase::Typing(_) | Phase::Entering(_) => s.deadline,
+            })
+            .min()
+    }
+
+    /// Moves every send on: Enter when due, a verdict when one is proven or time is up.
+    pub fn step(&mut self, now: Instant, state: impl Fn(&str) -> Option<PaneState>) {
+        let mut i = 0;
+        while i < self.active.len() {
+            let current = state(&self.active[i].request.pane);
+            match self.next(i, now, current.as_ref()) {
+                Some((verdict, reason)) => {
+                    let s = self.active.remove(i);
+                    s.peer
+                        .reply(&s.id, Ok(sent(verdict, &reason, s.enters, current)));
+                }
+                None => i += 1,
+            }
+        }
+    }
+
+    /// What send `i` does now: `Some` verdict when it is over.
+    fn next(
+        &mut self,
+        i: usize,
+        now: Instant,
+        state: Option<&PaneState>,
+    ) -> Option<(Verdict, String)> {
+        let Some(state) = state else {
+            return Some((
+                Verdict::Unconfirmed,
+                "missing: the pane closed during the send".into(),
+            ));
+        };
+        let s = &self.active[i];
+        if let Phase::Driverless(until) = s.phase {
+            return (until <= now).then(|| {
+                let why =
+                    "no_driver: nothing can type into this pane (its source does not drive it)";
+                (Verdict::Refused, why.to_owned())
+            });
+        }
+        let composer = state.composer.state;
+        // A composer wraps, indents and may scroll a long draft: ours when either holds the other.
+        let pending_ours = composer == ComposerState::Pending
+            && state.composer.text.as_deref().is_some_and(|shown| {
+                let (shown, typed) = (squash(shown), squash(&s.request.text));
+                !shown.is_empty()
+                    && !typed.is_empty()
+                    && (shown.contains(&typed) || typed.contains(&shown))
+            });
+        if !s.request.submit {
+            return match s.phase {
+                Phase::Watching(_) if pending_ours => Some((
+                    Verdict::Typed,
+                    "the composer shows the text, not submitted".into(),
+                )),
+                Phase::Watching(until) if until <= now || s.deadline <= now => Some((
+                    Verdict::Unconfirmed,
+                    "typed, but the composer does not show the text".into(),
+                )),
+                _ if s.deadline <= now => Some(timeout(s)),
+                _ => None,
+            };
+        }
+        if s.enters > 0 && matches!(s.phase, Phase::Watching(_)) {
+            if composer == ComposerState::Empty {
+                return Some((
+                    Verdict::Confirmed,
+                    "the composer is empty after Enter".into(),
+                ));
+            }
+            let from_rest = matches!(s.baseline, LifecycleState::Idle | LifecycleState::Done);
+            if s.moved && from_rest {
+                return Some((
+                    Verdict::Confirmed,
+                    format!(
+                        "the agent went from {} to {} after Enter",
+                        s.baseline.name(),
+                        state.lifecycle.name()
+                    ),
+                ));
+            }
+            if pending_ours && state.lifecycle == LifecycleState::Working && s.queues {
+                return Some((
+                    Verdict::Queued,
+                    "the agent is working and holds the text to send next".into(),
+                ));
+            }
+        }
+        let out_of_time = s.deadline <= now;
+        match s.phase {
+            Phase::Settling(at) | Phase::Watching(at) if at <= now && !out_of_time => {
+                if s.enters >= MAX_ENTERS {
+                    return Some(end(s, state, pending_ours));
+                }
+                let keys = Keys {
+                    pane: s.request.pane.clone(),
+                    ticket: 0,
+                    text: Vec::new(),
+                    enter: true,
+                };
+                let Some(ticket) = self.push(keys) else {
+                    return Some((
+                        Verdict::Unconfirmed,
+                        "the pane's source went away before Enter".into(),
+                    ));
+                };
+                let s = &mut self.active[i];
+                s.enters += 1;
+                s.moved = false;
+                s.phase = Phase::Entering(ticket);
+                None
+            }
+            _ if out_of_time => Some(end(s, state, pending_ours)),
+            _ => None,
+        }
+    }
+
+    /// The pane closed: its sends end.
+    pub fn pane_closed(&mut self, pane: &str) {
+        self.active.retain(|s| {
+            if s.request.pane != pane {
+                return true;
+            }
+            let reason = "missing: the pane closed during the send";
+            s.peer.reply(
+                &s.id,
+                Ok(sent(Verdict::Unconfirmed, reason, s.enters, None)),
+            );
+            false
+        });
+    }
+}
+
+/// Why nothing may be typed into the pane, if anything forbids it (`force` overrides only a
+/// blocked pane and a composer not proven empty).
+fn refusal(request: &PaneSend, state: Option<&PaneState>) -> Option<String> {
+    let Some(state) = state else {
+        return Some(format!("missing: no pane `{}`", request.pane));
+    };
+    if state.liveness == Liveness::Dead {
+        Some("dead: a shell is alone in the pane; the agent is gone".to_owned())
+    } else if !request.force && state.lifecycle == LifecycleState::Blocked {
+        Some("blocked: the agent waits for an answer in a dialog (the cursor is in a menu); --force types anyway".to_owned())
+    } else if !request.force && state.composer.state != ComposerState::Empty {
+        let what = match state.composer.state {
+            ComposerState::Pending => "composer_pending: the input box already holds text",
+            _ => "composer_unknown: no empty input box is proven on the screen",
+        };
+        Some(format!("{what}; --force types anyway"))
+    } else {
+        None
+    }
+}
+
+/// The verdict once Enter is spent or time is up.
+fn end(s: &Sending, state: &PaneState, pending_ours: bool) -> (Verdict, String) {
+    let resting = matches!(state.lifecycle, LifecycleState::Idle | LifecycleState::Done);
+    if s.enters == 0 {
+        return timeout(s);
+    }
+    if pending_ours && resting {
+        return (
+            Verdict::Swallowed,
+            format!(
+                "the agent is {} and the text is still in its composer after {} Enter(s)",
+                state.lifecycle.name(),
+                s.enters
+            ),
+        );
+    }
+    (
+        Verdict::Unconfirmed,
+        format!(
+            "{} Enter(s) and nothing proved the text taken or left (lifecycle {}, composer {})",
+            s.enters,
+            state.lifecycle.name(),
+            composer_name(state.composer.state)
+        ),
+    )
+}
+
+fn timeout(s: &Sending) -> (Verdict, String) {
+    let what = match s.phase {
+        Phase::Typing(_) => "the pane's source did not confirm typing",
+        _ => "time ran out before Enter",
+    };
+    (
+        Verdict::Unconfirmed,
+        format!("{what} within {} ms", s.request.timeout_ms()),
+    )
+}
+
+fn composer_name(state: ComposerState) -> &'static str {
+    match state {
+        ComposerState::Empty => "empty",
+        ComposerState::Pending => "pending",
+        ComposerState::Unknown => "unknown",
+    }
+}
+
+/// Text without its whitespace: a composer wraps and indents a draft.
+fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// The pause before the first Enter.
+fn settle(text: &str) -> Duration {
+    if text.starts_with(['/', '$']) {
+        SETTLE_POPUP
+    } else {
+        SETTLE
+    }
+}
+
+fn sent(verdict: Verdict, reason: &str, enters: u32, state: Option<PaneState>) -> Sent {
+    Sent {
+        verdict,
+        reason: reason.to_owned(),
+        enters,
+        state,
+    }
+}

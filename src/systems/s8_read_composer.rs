@@ -1,0 +1,102 @@
+//! Transition (after `apply_transitions`): the composer verdict (SPEC §15) → `Composer`.
+//!
+//! Read only when the pane's screen, lifecycle, kind or process changed. It needs this tick's
+//! lifecycle, so it runs after the transition: a blocked pane's cursor is in a menu, never in a
+//! composer. A pane whose kind has no `[composer]`, whose process exited (the shell left behind
+//! is not the agent's input box) or whose screen never received output is `unknown`.
+
+use crate::components::{
+    AgentKind, Composer, ComposerView, HookedProcess, Lifecycle, LifecycleState, Presence,
+    RowsSeen, Screen,
+};
+use crate::resources::Manifests;
+use bevy_ecs::prelude::*;
+
+type Inputs<'a> = (
+    Ref<'a, Screen>,
+    Ref<'a, Lifecycle>,
+    Ref<'a, AgentKind>,
+    Ref<'a, HookedProcess>,
+    &'a RowsSeen,
+    &'a mut Composer,
+);
+
+/// Reads the composer of every pane whose screen or state changed.
+pub fn read_composer(manifests: Res<Manifests>, mut panes: Query<Inputs>) {
+    for (screen, lifecycle, kind, process, seen, mut composer) in &mut panes {
+        let changed = screen.is_changed()
+            || lifecycle.is_changed()
+            || kind.is_changed()
+            || process.is_changed();
+        if !changed {
+            continue;
+        }
+        let spec = kind
+            .id
+            .and_then(|id| manifests.0.kind(id))
+            .and_then(|k| k.composer.as_ref());
+        let view = match spec {
+            Some(_) if lifecycle.state == LifecycleState::Blocked => ComposerView::UNKNOWN,
+            Some(_) if process.presence == Presence::Exited => ComposerView::UNKNOWN,
+            Some(_) if seen.changed_at.is_none() => ComposerView::UNKNOWN,
+            Some(spec) => crate::rules::composer::read(&screen, spec),
+            None => ComposerView::UNKNOWN,
+        };
+        composer.set_if_neq(Composer(view));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::components::ComposerState::{self, *};
+    use crate::manifest::Catalog;
+    use crate::panes;
+    use crate::resources::ProcessEvent;
+    use std::sync::Arc;
+
+    const KIND: &str = "kind='k'\n[composer]\nshape='rules'\nglyph=['❯\\s']\n\
+        [[screen]]\nid='ask'\nstate='blocked'\nregex='Allow\\?'\npriority=5\n\
+        [[screen]]\nid='box'\nstate='idle'\nregex='^❯'";
+    const RULE: &str = "────────────────────";
+
+    fn composer(world: &bevy_ecs::world::World) -> ComposerState {
+        panes::state(world, "p")
+            .map(|s| s.composer.state)
+            .unwrap_or(Unknown)
+    }
+
+    #[test]
+    fn read_on_change_and_unknown_when_blocked_or_exited() {
+        let (catalog, errors) = Catalog::load([("k.toml", KIND)]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut world = crate::world(Arc::new(catalog));
+        panes::open_pane(&mut world, "p", 10, 40, Some("k"), None).expect("open");
+        let started = ProcessEvent::Started {
+            pid: None,
+            argv: vec!["k".into()],
+            comm: None,
+        };
+        panes::process(&mut world, "p", started).expect("process");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Unknown, "no output yet");
+        let screen = format!("\x1b[2J\x1b[Hout\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H");
+        panes::feed(&mut world, "p", screen.as_bytes()).expect("feed");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Empty);
+        panes::feed(&mut world, "p", b"draft").expect("feed");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Pending);
+        // A dialog over the box: the cursor is in a menu.
+        panes::feed(&mut world, "p", b"\x1b[1;1HAllow? \x1b[3;8H").expect("feed");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Unknown, "blocked");
+        let back = format!("\x1b[2J\x1b[Hout\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H");
+        panes::feed(&mut world, "p", back.as_bytes()).expect("feed");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Empty, "answered");
+        // The agent exited: what is left is a shell's, whatever it looks like.
+        panes::process(&mut world, "p", ProcessEvent::Exited).expect("process");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Unknown, "exited");
+    }
+}
