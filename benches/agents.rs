@@ -6,13 +6,18 @@
 //! the least any evaluation that reaches the same answer must do. Screens where no rule fires
 //! have no deciding region and are left out of the ratio (counted in the line).
 //!
+//! The same screens are measured again as an embedder hands them over (rows, issue 12): there
+//! the evaluation reuses one scratch, as the evaluate system does, and the baseline copies the
+//! deciding region's rows once.
+//!
 //! `LOOKOUT_BENCH_AGENT=claude` limits the run to one agent.
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use lookout::components::Osc;
+use lookout::components::{GridRow, RowGrid, RowsUpdate};
 use lookout::manifest::{Catalog, KindRules, Region};
 use lookout::pty::asciicast::{self, EventKind};
-use lookout::rules::Look;
+use lookout::rules::{Grid, Look, Scratch, Strategy};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -20,8 +25,32 @@ use std::time::{Duration, Instant};
 /// One marker screen of one fixture.
 struct Shot {
     screen: vt100::Screen,
+    /// The same screen as an embedder hands it over (issue 12's rows path).
+    rows: RowGrid,
     title: String,
     progress: String,
+}
+
+fn rows_of(screen: &vt100::Screen) -> RowGrid {
+    let (rows, cols) = Grid::size(screen);
+    let mut grid = RowGrid::new(rows, cols);
+    grid.apply(RowsUpdate {
+        rows: screen
+            .rows(0, cols)
+            .enumerate()
+            .map(|(r, text)| {
+                let row = GridRow {
+                    text: text.into(),
+                    runs: Box::new([]),
+                };
+                (r as u16, row)
+            })
+            .collect(),
+        cursor: screen.cursor_position(),
+        alternate: screen.alternate_screen(),
+        ..RowsUpdate::default()
+    });
+    grid
 }
 
 fn shots(kind: &str) -> Vec<Shot> {
@@ -57,6 +86,7 @@ fn shots(kind: &str) -> Vec<Shot> {
                 }
                 EventKind::Marker(_) => out.push(Shot {
                     screen: p.screen().clone(),
+                    rows: rows_of(p.screen()),
                     title: title.clone(),
                     progress: progress.clone(),
                 }),
@@ -68,8 +98,12 @@ fn shots(kind: &str) -> Vec<Shot> {
 }
 
 fn look<'a>(shot: &'a Shot, now: Instant) -> Look<'a> {
+    look_at(shot, &shot.screen, now)
+}
+
+fn look_at<'a>(shot: &'a Shot, screen: &'a dyn Grid, now: Instant) -> Look<'a> {
     Look {
-        screen: &shot.screen,
+        screen,
         title: &shot.title,
         progress: &shot.progress,
         changed_at: Some(now - Duration::from_secs(5)),
@@ -120,7 +154,7 @@ fn baseline<'a>(
     kind: &'a KindRules,
     shot: &'a Shot,
     winner: usize,
-) -> Option<impl Fn() -> bool + 'a> {
+) -> Option<impl Fn(bool, &mut String) -> bool + 'a> {
     let rule = &kind.rules[winner];
     let region = kind.regions[rule.region];
     let span = match region {
@@ -130,9 +164,15 @@ fn baseline<'a>(
     let re = rule.spec.primary_re.first()?;
     let (_, cols) = shot.screen.size();
     let cols = cols.get();
-    Some(move || match (region, span) {
+    Some(move |rows: bool, buf: &mut String| match (region, span) {
         (Region::Title, _) => re.is_match(&shot.title),
         (Region::Progress, _) => re.is_match(&shot.progress),
+        (_, Some((a, b))) if rows => {
+            // The embedder's rows are text already: the region is those rows, copied once.
+            buf.clear();
+            shot.rows.write_rows(a, b, buf);
+            re.is_match(buf)
+        }
         (_, Some((a, b))) => re.is_match(&shot.screen.contents_between(a, 0, b, cols)),
         _ => false,
     })
@@ -164,7 +204,7 @@ fn bench_agents(c: &mut Criterion) {
         .sample_size(10)
         .measurement_time(Duration::from_millis(500))
         .warm_up_time(Duration::from_millis(100));
-    let (mut all_eval, mut all_base) = (0.0, 0.0);
+    let (mut all_eval, mut all_base, mut all_rows) = (0.0, 0.0, (0.0, 0.0));
     for name in &kinds {
         let Some(kind) = catalog.kind_id(name).and_then(|k| catalog.kind(k)) else {
             continue;
@@ -179,37 +219,55 @@ fn bench_agents(c: &mut Criterion) {
             })
         });
         let n = 300;
-        let (mut eval, mut base, mut decided) = (0.0, 0.0, 0);
+        let mut buf = String::new();
+        let mut scratch = Scratch::default();
+        // (evaluation, baseline) µs summed over decided screens: vt100 path, rows path.
+        let (mut vt, mut rows, mut decided) = ((0.0, 0.0), (0.0, 0.0), 0);
         for s in &shots {
             let winner = kind.evaluate(&look(s, now)).winner;
             let Some(f) = winner.and_then(|w| baseline(kind, s, w)) else {
                 continue;
             };
             decided += 1;
-            eval += time(n, &mut || {
+            vt.0 += time(n, &mut || {
                 black_box(kind.evaluate(&look(s, now)));
             });
-            base += time(n, &mut || {
-                black_box(f());
+            vt.1 += time(n, &mut || {
+                black_box(f(false, &mut buf));
+            });
+            let on_rows = look_at(s, &s.rows, now);
+            rows.0 += time(n, &mut || {
+                scratch.begin(&s.rows);
+                black_box(kind.evaluate_in(&on_rows, &mut scratch, Strategy::DEFAULT));
+            });
+            rows.1 += time(n, &mut || {
+                black_box(f(true, &mut buf));
             });
         }
         if decided == 0 {
             continue;
         }
-        all_eval += eval;
-        all_base += base;
+        all_eval += vt.0;
+        all_base += vt.1;
+        all_rows.0 += rows.0;
+        all_rows.1 += rows.1;
+        let d = decided as f64;
         println!(
-            "FIGURE agents {name}: {decided} of {} marker screens decided; evaluation {:.2} µs, limit baseline {:.2} µs, ratio {:.2}×",
+            "FIGURE agents {name}: {decided} of {} marker screens decided; evaluation {:.2} µs, limit baseline {:.2} µs, ratio {:.2}×; rows path: evaluation {:.2} µs, limit baseline {:.2} µs, ratio {:.2}×",
             shots.len(),
-            eval / decided as f64,
-            base / decided as f64,
-            eval / base
+            vt.0 / d,
+            vt.1 / d,
+            vt.0 / vt.1,
+            rows.0 / d,
+            rows.1 / d,
+            rows.0 / rows.1
         );
     }
     if all_base > 0.0 {
         println!(
-            "FIGURE agents all: evaluation/limit baseline {:.2}× (time-weighted over every decided screen)",
-            all_eval / all_base
+            "FIGURE agents all: evaluation/limit baseline {:.2}× (time-weighted over every decided screen); rows path {:.2}×",
+            all_eval / all_base,
+            all_rows.0 / all_rows.1
         );
     }
     group.finish();

@@ -1,6 +1,7 @@
 //! One detection tick over many panes, by changed fraction (§10). Each changed pane receives a
 //! spinner redraw (parsed by vt100, then its rules evaluated); unchanged panes only cost the
-//! change checks. The in-run baseline is the same world forced to re-evaluate every pane.
+//! change checks. The same fleet is measured again fed as embedder rows (issue 12: the changed
+//! status row handed over as text, no vt100), at 10k panes and 100k.
 //!
 //! 50×200 screens at 1k and 10k panes; vt100 keeps ~322 KB per 50×200 grid, so 100k panes of
 //! that size (~32 GB) do not fit this 24 GiB machine: the 100k point uses 24×80 screens.
@@ -20,22 +21,68 @@ struct Fleet {
     rows: usize,
     frame: usize,
     cursor: usize,
+    /// Fed as embedder rows instead of bytes.
+    as_rows: bool,
 }
 
-fn fleet(panes: usize, rows: usize, cols: usize) -> Fleet {
+/// The rows of `text` drawn on a `rows` × `cols` screen, as an embedder sends them.
+fn rows_update(text: &str, rows: usize, cols: usize) -> lookout::components::RowsUpdate {
+    let mut p = vt100::Parser::new(
+        std::num::NonZeroU16::new(rows as u16).expect("rows"),
+        std::num::NonZeroU16::new(cols as u16).expect("cols"),
+        0,
+    );
+    p.process(text.as_bytes());
+    lookout::components::RowsUpdate {
+        rows: p
+            .screen()
+            .rows(0, cols as u16)
+            .enumerate()
+            .map(|(r, t)| (r as u16, row(&t)))
+            .collect(),
+        cursor: p.screen().cursor_position(),
+        ..Default::default()
+    }
+}
+
+fn row(text: &str) -> lookout::components::GridRow {
+    lookout::components::GridRow {
+        text: text.into(),
+        runs: Box::new([]),
+    }
+}
+
+/// The status row of a spinner frame, as an embedder sends it.
+fn spinner_row(rows: usize, frame: usize) -> lookout::components::RowsUpdate {
+    let text = screens::spinner_update(rows, frame);
+    let line = text.rsplit("\x1b[2K").next().unwrap_or("");
+    lookout::components::RowsUpdate {
+        rows: vec![(rows.saturating_sub(6) as u16, row(line))],
+        cursor: (rows.saturating_sub(6) as u16, 0),
+        ..Default::default()
+    }
+}
+
+fn fleet(panes: usize, rows: usize, cols: usize, as_rows: bool) -> Fleet {
     let (catalog, errors) = Catalog::bundled();
     assert!(errors.is_empty(), "{errors:?}");
     let mut world = lookout::world(Arc::new(catalog));
+    // The fleet is sized for this machine, not for the default screen budget.
+    world.insert_resource(lookout::resources::ScreenCells::with_limit(u64::MAX));
     let ids: Vec<String> = (0..panes).map(|i| format!("pane-{i}")).collect();
     for (i, id) in ids.iter().enumerate() {
         let kind = if i % 2 == 0 { "claude" } else { "codex" };
-        let _ =
-            lookout::panes::open_pane(&mut world, id, rows as u16, cols as u16, Some(kind), None);
-        let _ = lookout::panes::feed(
-            &mut world,
-            id,
-            screens::claude_screen(rows, cols, i, "working").as_bytes(),
-        );
+        let screen = screens::claude_screen(rows, cols, i, "working");
+        let (r, c) = (rows as u16, cols as u16);
+        if as_rows {
+            let _ = lookout::panes::open_rows_pane(&mut world, id, r, c, Some(kind), None);
+            let now = world.resource::<Clock>().now;
+            let _ =
+                lookout::panes::feed_rows(&mut world, id, rows_update(&screen, rows, cols), now);
+        } else {
+            let _ = lookout::panes::open_pane(&mut world, id, r, c, Some(kind), None);
+            let _ = lookout::panes::feed(&mut world, id, screen.as_bytes());
+        }
     }
     let mut f = Fleet {
         world,
@@ -43,6 +90,7 @@ fn fleet(panes: usize, rows: usize, cols: usize) -> Fleet {
         rows,
         frame: 0,
         cursor: 0,
+        as_rows,
     };
     f.tick(0);
     f.tick(0);
@@ -54,10 +102,16 @@ impl Fleet {
     fn tick(&mut self, changed: usize) {
         self.frame += 1;
         let update = screens::spinner_update(self.rows, self.frame);
+        let now = self.world.resource::<Clock>().now;
         for _ in 0..changed {
             let id = &self.ids[self.cursor % self.ids.len()];
             self.cursor += 1;
-            let _ = lookout::panes::feed(&mut self.world, id, update.as_bytes());
+            if self.as_rows {
+                let rows = spinner_row(self.rows, self.frame);
+                let _ = lookout::panes::feed_rows(&mut self.world, id, rows, now);
+            } else {
+                let _ = lookout::panes::feed(&mut self.world, id, update.as_bytes());
+            }
         }
         self.world
             .resource_mut::<Clock>()
@@ -82,22 +136,37 @@ fn median_tick(f: &mut Fleet, changed: usize, n: usize) -> Duration {
 }
 
 fn bench_tick(c: &mut Criterion) {
-    let sizes: &[(usize, usize, usize)] = if std::env::var_os("LOOKOUT_BENCH_100K").is_some() {
-        &[(1_000, 50, 200), (10_000, 50, 200), (100_000, 24, 80)]
+    let sizes: &[(usize, usize, usize, bool)] = if std::env::var_os("LOOKOUT_BENCH_100K").is_some()
+    {
+        &[
+            (1_000, 50, 200, false),
+            (10_000, 50, 200, false),
+            (100_000, 24, 80, false),
+            (10_000, 50, 200, true),
+            (100_000, 50, 200, true),
+        ]
     } else {
-        &[(1_000, 50, 200), (10_000, 50, 200)]
+        &[
+            (1_000, 50, 200, false),
+            (10_000, 50, 200, false),
+            (10_000, 50, 200, true),
+        ]
     };
     let mut group = c.benchmark_group("tick");
     group
         .sample_size(10)
         .measurement_time(Duration::from_secs(3))
         .warm_up_time(Duration::from_millis(500));
-    for &(panes, rows, cols) in sizes {
-        let mut f = fleet(panes, rows, cols);
+    for &(panes, rows, cols, as_rows) in sizes {
+        let mut f = fleet(panes, rows, cols, as_rows);
+        let path = if as_rows { "rows" } else { "vt100" };
         for percent in [0usize, 1, 10, 100] {
             let changed = panes * percent / 100;
             group.bench_with_input(
-                BenchmarkId::new(format!("{panes}x{rows}x{cols}"), format!("{percent}%")),
+                BenchmarkId::new(
+                    format!("{path}/{panes}x{rows}x{cols}"),
+                    format!("{percent}%"),
+                ),
                 &changed,
                 |b, &changed| {
                     b.iter(|| f.tick(changed));
@@ -110,7 +179,7 @@ fn bench_tick(c: &mut Criterion) {
                 "-".into()
             };
             println!(
-                "FIGURE tick panes={panes} screen={rows}x{cols} changed={percent}% tick={:.3} ms per_pane={:.1} ns per_changed_pane={per_changed}",
+                "FIGURE tick {path} panes={panes} screen={rows}x{cols} changed={percent}% tick={:.3} ms per_pane={:.1} ns per_changed_pane={per_changed}",
                 m.as_secs_f64() * 1e3,
                 m.as_secs_f64() * 1e9 / panes as f64
             );

@@ -224,6 +224,32 @@ pub fn open_pane(
     kind: Option<&str>,
     restore: Option<Restore>,
 ) -> Result<Entity, OpenError> {
+    spawn_pane(world, id, rows, cols, kind, restore, Screen::new)
+}
+
+/// Opens a pane whose screen the embedder keeps itself and hands over as rows
+/// ([`feed_rows`]) instead of bytes: no second terminal, no vt100 grid (issue 12). Otherwise as
+/// [`open_pane`].
+pub fn open_rows_pane(
+    world: &mut World,
+    id: &str,
+    rows: u16,
+    cols: u16,
+    kind: Option<&str>,
+    restore: Option<Restore>,
+) -> Result<Entity, OpenError> {
+    spawn_pane(world, id, rows, cols, kind, restore, Screen::rows)
+}
+
+fn spawn_pane(
+    world: &mut World,
+    id: &str,
+    rows: u16,
+    cols: u16,
+    kind: Option<&str>,
+    restore: Option<Restore>,
+    screen: fn(u16, u16) -> Screen,
+) -> Result<Entity, OpenError> {
     if world.resource::<PaneIndex>().get(id).is_some() {
         return Err(OpenError::Exists);
     }
@@ -263,7 +289,7 @@ pub fn open_pane(
         .spawn((
             (
                 pane.clone(),
-                Screen::new(rows, cols),
+                screen(rows, cols),
                 Title::default(),
                 Progress::default(),
                 agent,
@@ -331,11 +357,37 @@ pub fn feed_at(
     Ok(())
 }
 
+/// Queues the rows of a pane opened with [`open_rows_pane`] that changed at `at` (the embedder's
+/// clock, as for [`feed_at`]), with the cursor, the alternate-screen flag and any new title or
+/// progress. A pane fed with bytes ignores rows, and one fed with rows ignores bytes.
+pub fn feed_rows(
+    world: &mut World,
+    id: &str,
+    update: RowsUpdate,
+    at: std::time::Instant,
+) -> Result<(), UnknownPane> {
+    entity(world, id)?;
+    world
+        .resource_mut::<OutputInbox>()
+        .rows(id, update, Some(at));
+    Ok(())
+}
+
 /// When the embedder should run the next tick for the output queued so far ([`OUTPUT_BATCH`]
 /// after the first chunk queued with [`feed_at`] since the last tick; `None`: no such output).
 /// Ticking then, besides the periodic tick, is what makes detection follow the screen (issue 12).
 pub fn output_due(world: &World) -> Option<std::time::Instant> {
     world.resource::<OutputInbox>().due()
+}
+
+/// When the embedder should run the next tick besides its periodic one: for queued output
+/// ([`output_due`]), or when a pane's time condition or idle settle comes due ([`Deadlines`]).
+/// A past instant means "now".
+pub fn next_due(world: &World) -> Option<std::time::Instant> {
+    output_due(world)
+        .into_iter()
+        .chain(world.resource::<Deadlines>().next())
+        .min()
 }
 
 /// Queues a resize for the next tick; the new screen must be within bounds and fit.

@@ -137,8 +137,33 @@ pub fn composer_accepts(expect: &str, composer: &ComposerView) -> bool {
         })
 }
 
-/// Plays `cast` through a fresh world with `catalog`, as a pane of `kind`.
+/// When a replay ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// The periodic tick.
+    pub tick: Duration,
+    /// Whether output also asks for a tick `OUTPUT_BATCH` after it arrives, and a time condition
+    /// or settle for a tick when it comes due (`panes::next_due`).
+    pub on_output: bool,
+}
+
+impl Timing {
+    /// As the server runs at its default settings.
+    pub const SERVER: Timing = Timing {
+        tick: TICK,
+        on_output: true,
+    };
+}
+
+/// Plays `cast` through a fresh world with `catalog`, as a pane of `kind`, ticking as the server
+/// does.
 pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
+    replay_with(cast, catalog, kind, Timing::SERVER)
+}
+
+/// Plays `cast` as [`replay`] does, ticking as `timing` says (the latency bench compares).
+pub fn replay_with(cast: &Cast, catalog: Arc<Catalog>, kind: &str, timing: Timing) -> Replay {
+    let period = timing.tick.max(Duration::from_millis(1));
     let mut world = crate::world(catalog);
     let start = Instant::now();
     // `read` bounds the header and every event; a cast built in code is clamped the same way.
@@ -155,7 +180,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
         timeline: Vec::new(),
         markers: Vec::new(),
     };
-    let mut next_tick = TICK;
+    let mut next_tick = period;
     let tick = |world: &mut bevy_ecs::world::World, at: Duration, out: &mut Replay| {
         *world.resource_mut::<Clock>() = Clock::at(start + at, wall + at);
         world.run_schedule(crate::Tick);
@@ -173,8 +198,14 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
     // The next tick as the server runs it: the periodic one, or the one output asked for
     // `OUTPUT_BATCH` after it arrived (issue 12), whichever comes first.
     let next = |world: &bevy_ecs::world::World, periodic: Duration| {
-        crate::panes::output_due(world)
-            .map(|due| due.saturating_duration_since(start))
+        // Never before the clock's time: a due instant already past means "now".
+        let now = world
+            .resource::<Clock>()
+            .now
+            .saturating_duration_since(start);
+        crate::panes::next_due(world)
+            .filter(|_| timing.on_output)
+            .map(|due| due.saturating_duration_since(start).max(now))
             .map_or(periodic, |due| due.min(periodic))
     };
     for event in cast.events.iter().take_while(|e| e.time <= MAX_TIME) {
@@ -185,7 +216,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             }
             tick(&mut world, at, &mut out);
             if at == next_tick {
-                next_tick += TICK;
+                next_tick += period;
             }
         }
         match &event.kind {
@@ -232,7 +263,7 @@ pub fn replay(cast: &Cast, catalog: Arc<Catalog>, kind: &str) -> Replay {
             }
             tick(&mut world, at, &mut out);
             if at == next_tick {
-                next_tick += TICK;
+                next_tick += period;
             }
         }
     }

@@ -79,12 +79,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         text.replace('\n', "\r\n")
     };
-    screen
-        .parser
-        .process(normalized.trim_end_matches(['\r', '\n']).as_bytes());
+    let _ = screen.process(normalized.trim_end_matches(['\r', '\n']).as_bytes());
     let now = Instant::now();
     let look = Look {
-        screen: screen.screen(),
+        screen: screen.grid(),
         title: &args.title,
         progress: &args.progress,
         changed_at: None,

@@ -5,7 +5,7 @@
 //! | component       | written by (stage)                         | read by                                  |
 //! |-----------------|--------------------------------------------|------------------------------------------|
 //! | `PaneId`        | spawn                                      | every stage, the embedder                |
-//! | `Screen`        | `ingest_output` (Ingest)                   | `evaluate_rules`, explain                |
+//! | `Screen` (vt100 or embedder rows) | `ingest_output` (Ingest) | `evaluate_rules`, explain            |
 //! | `Title`         | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Progress`      | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Glimpse`       | `ingest_output` (Ingest)                   | `resolve_priority`                       |
@@ -30,6 +30,7 @@ mod labels;
 mod lifecycle;
 mod pane_id;
 mod progress;
+mod row_grid;
 mod rows_seen;
 mod screen;
 mod title;
@@ -46,6 +47,7 @@ pub use labels::Labels;
 pub use lifecycle::{Lifecycle, LifecycleState, Settling};
 pub use pane_id::PaneId;
 pub use progress::Progress;
+pub use row_grid::{AttrRun, GridRow, RowGrid, RowsUpdate};
 pub use rows_seen::RowsSeen;
 pub use screen::{
     CellLook, Colour, MAX_COLS, MAX_ROWS, MAX_TOTAL_CELLS, Osc, Screen, SizeError, check_size,

@@ -6,6 +6,8 @@
 //! each, twice once the alternate screen is used), so a hostile `rows × cols` would abort the
 //! process. [`check_size`] is the one check the wire, the recordings and the embedder API share.
 
+use super::row_grid::{RowGrid, RowsUpdate};
+use crate::rules::Grid;
 use bevy_ecs::component::Component;
 use std::num::NonZeroU16;
 
@@ -88,83 +90,150 @@ pub fn check_size(rows: u16, cols: u16) -> Result<u64, SizeError> {
     }
 }
 
-/// The pane's visible screen.
+/// The pane's visible screen: a terminal lookout parses itself (its own sources: PTYs, tmux), or
+/// the rows an embedder hands over ([`RowGrid`], issue 12). Both read through [`Grid`].
 #[derive(Component)]
 pub struct Screen {
-    /// The terminal emulator.
-    pub parser: vt100::Parser<Osc>,
+    term: Term,
+}
+
+enum Term {
+    /// PTY bytes through vt100 (boxed: the grid is large, the enum stays small).
+    Vt(Box<vt100::Parser<Osc>>),
+    /// Rows from the embedder.
+    Rows(RowGrid),
 }
 
 impl Screen {
-    /// A blank screen of `rows` × `cols`, clamped into the bounds (callers check first with
-    /// [`check_size`]; the clamp only keeps a caller that did not from allocating gigabytes).
+    /// A blank terminal of `rows` × `cols`, fed with bytes; clamped into the bounds (callers check
+    /// first with [`check_size`]; the clamp only keeps a caller that did not from allocating
+    /// gigabytes).
     pub fn new(rows: u16, cols: u16) -> Self {
         let (rows, cols) = clamp(rows, cols);
         Screen {
-            parser: vt100::Parser::new_with_callbacks(rows, cols, 0, Osc::default()),
+            term: Term::Vt(Box::new(vt100::Parser::new_with_callbacks(
+                rows,
+                cols,
+                0,
+                Osc::default(),
+            ))),
+        }
+    }
+
+    /// A blank screen of `rows` × `cols` fed with rows by the embedder (clamped like
+    /// [`Screen::new`]).
+    pub fn rows(rows: u16, cols: u16) -> Self {
+        let (rows, cols) = clamp(rows, cols);
+        Screen {
+            term: Term::Rows(RowGrid::new(rows.get(), cols.get())),
+        }
+    }
+
+    /// Feeds PTY bytes; returns the title and progress they set, if any. A screen fed with rows
+    /// ignores bytes.
+    pub fn process(&mut self, bytes: &[u8]) -> (Option<String>, Option<String>) {
+        match &mut self.term {
+            Term::Vt(p) => {
+                p.process(bytes);
+                let osc = p.callbacks_mut();
+                (osc.title.take(), osc.progress.take())
+            }
+            Term::Rows(_) => (None, None),
+        }
+    }
+
+    /// Applies the embedder's changed rows; returns the title and progress they set, if any. A
+    /// terminal fed with bytes ignores rows.
+    pub fn apply_rows(&mut self, mut update: RowsUpdate) -> (Option<String>, Option<String>) {
+        match &mut self.term {
+            Term::Rows(g) => {
+                let osc = (update.title.take(), update.progress.take());
+                g.apply(update);
+                osc
+            }
+            Term::Vt(_) => (None, None),
         }
     }
 
     /// Resizes the screen, clamped into the bounds like [`Screen::new`].
     pub fn resize(&mut self, rows: u16, cols: u16) {
         let (rows, cols) = clamp(rows, cols);
-        self.parser.screen_mut().set_size(rows, cols);
+        match &mut self.term {
+            Term::Vt(p) => p.screen_mut().set_size(rows, cols),
+            Term::Rows(g) => g.resize(rows.get(), cols.get()),
+        }
     }
 
-    /// The vt100 screen.
-    pub fn screen(&self) -> &vt100::Screen {
-        self.parser.screen()
+    /// The vt100 terminal, when lookout parses this pane's bytes itself.
+    pub fn vt100(&self) -> Option<&vt100::Screen> {
+        match &self.term {
+            Term::Vt(p) => Some(p.screen()),
+            Term::Rows(_) => None,
+        }
     }
 
-    /// The screen as the matcher reads it.
-    pub fn grid(&self) -> &dyn crate::rules::Grid {
-        self.parser.screen()
+    /// The screen as the matcher (and any reader of cells: text, dim, colour, cursor) reads it.
+    pub fn grid(&self) -> &dyn Grid {
+        match &self.term {
+            Term::Vt(p) => p.screen(),
+            Term::Rows(g) => g,
+        }
     }
 
     /// The visible text, rows joined by newlines (for explain, replay and tests).
     pub fn text(&self) -> String {
-        self.parser.screen().contents()
+        match &self.term {
+            Term::Vt(p) => p.screen().contents(),
+            Term::Rows(g) => g.text(),
+        }
     }
 
     /// Rows × columns.
     pub fn size(&self) -> (u16, u16) {
-        let (rows, cols) = self.parser.screen().size();
-        (rows.get(), cols.get())
+        self.grid().size()
     }
 
     /// The cursor's (row, column).
     pub fn cursor(&self) -> (u16, u16) {
-        self.parser.screen().cursor_position()
+        self.grid().cursor()
     }
 
     /// Whether the program hid the cursor (it may have parked it anywhere).
     pub fn cursor_hidden(&self) -> bool {
-        self.parser.screen().hide_cursor()
+        self.grid().cursor_hidden()
     }
 
     /// Whether the program switched to the alternate screen.
     pub fn alternate(&self) -> bool {
-        self.parser.screen().alternate_screen()
+        self.grid().alternate_screen()
     }
 
     /// The cells of visible row `row` with what a reader of input boxes needs (text and the
     /// attributes that tell typed input from placeholder and ghost text); empty past the screen.
-    /// Wide characters take one cell; their continuation cells are left out.
-    pub fn row_cells(&self, row: u16) -> impl Iterator<Item = CellLook<'_>> + '_ {
-        let screen = self.parser.screen();
-        let (rows, cols) = self.size();
+    /// Wide characters take one cell; their continuation cells are left out. Read through
+    /// [`Grid`], so both the vt100 path and the embedder's rows give them.
+    pub fn row_cells(&self, row: u16) -> impl Iterator<Item = CellLook> + '_ {
+        let grid = self.grid();
+        let (rows, cols) = grid.size();
         let cols = if row < rows { cols } else { 0 };
+        let mut prev_wide = false;
         (0..cols).filter_map(move |col| {
-            let cell = screen.cell(row, col)?;
-            if cell.is_wide_continuation() {
+            let mut text = String::new();
+            let attrs = grid.cell(row, col, &mut text)?;
+            // the second half of a wide glyph holds nothing of its own
+            if text.is_empty() && std::mem::replace(&mut prev_wide, false) {
                 return None;
             }
+            prev_wide = text
+                .chars()
+                .next()
+                .is_some_and(|c| unicode_width::UnicodeWidthChar::width(c).unwrap_or(1) > 1);
             Some(CellLook {
                 col,
-                text: cell.contents(),
-                faint: cell.dim(),
-                inverse: cell.inverse(),
-                fg: match cell.fgcolor() {
+                text,
+                faint: attrs.dim,
+                inverse: attrs.inverse,
+                fg: match attrs.fg {
                     vt100::Color::Default => Colour::Default,
                     vt100::Color::Idx(i) => Colour::Idx(i),
                     vt100::Color::Rgb(r, g, b) => Colour::Rgb(r, g, b),
@@ -186,12 +255,12 @@ pub enum Colour {
 }
 
 /// One cell of a row as [`Screen::row_cells`] gives it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct CellLook<'s> {
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CellLook {
     /// Its column.
     pub col: u16,
     /// Its text (`""` for a cell nothing was written to).
-    pub text: &'s str,
+    pub text: String,
     /// Dim/faint (SGR 2).
     pub faint: bool,
     /// Reverse video (SGR 7): how many TUIs draw their own cursor.
@@ -207,10 +276,11 @@ fn clamp(rows: u16, cols: u16) -> (NonZeroU16, NonZeroU16) {
 
 impl std::fmt::Debug for Screen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (rows, cols) = self.parser.screen().size();
+        let (rows, cols) = self.grid().size();
         f.debug_struct("Screen")
             .field("rows", &rows)
             .field("cols", &cols)
+            .field("rows_fed", &matches!(self.term, Term::Rows(_)))
             .finish()
     }
 }

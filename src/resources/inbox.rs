@@ -2,6 +2,7 @@
 //! resizes, process starts and exits, hook reports (with tickets for their answers), and
 //! `pane.seen`. Plus `HeldReports`, early reports waiting for their agent (§4).
 
+use crate::components::RowsUpdate;
 use crate::report::Report;
 use bevy_ecs::resource::Resource;
 use std::collections::HashMap;
@@ -15,6 +16,8 @@ pub enum Output {
     /// [`BURST_GAP`] or more between two chunks ends a burst, and the screen the first burst
     /// left is read too, so a state shorter than a tick is not lost (§3.3 addendum).
     Bytes(Vec<u8>, Option<Instant>),
+    /// Changed rows from an embedder that keeps its own grid (`panes::feed_rows`), and when.
+    Rows(Box<RowsUpdate>, Option<Instant>),
     /// The pane was resized.
     Resize {
         /// Rows.
@@ -42,7 +45,7 @@ pub struct OutputInbox {
     /// Each pane's last item in `items`.
     last: HashMap<Arc<str>, usize>,
     /// When the embedder should tick for the output queued so far: [`OUTPUT_BATCH`] after the
-    /// first stamped chunk since the last drain.
+    /// first stamped chunk (bytes or rows) since the last drain.
     due: Option<Instant>,
 }
 
@@ -50,10 +53,20 @@ impl OutputInbox {
     /// Queues output bytes for a pane, with their arrival time when known (a stamped chunk asks
     /// for a tick [`OUTPUT_BATCH`] later).
     pub fn bytes(&mut self, pane: &str, bytes: &[u8], at: Option<Instant>) {
+        self.stamped(at);
+        self.push(pane, Output::Bytes(bytes.to_vec(), at));
+    }
+
+    /// Queues an embedder's changed rows for a pane, with their time when known.
+    pub fn rows(&mut self, pane: &str, update: RowsUpdate, at: Option<Instant>) {
+        self.stamped(at);
+        self.push(pane, Output::Rows(Box::new(update), at));
+    }
+
+    fn stamped(&mut self, at: Option<Instant>) {
         if let Some(at) = at {
             self.due.get_or_insert(at + OUTPUT_BATCH);
         }
-        self.push(pane, Output::Bytes(bytes.to_vec(), at));
     }
 
     /// When a tick should read the output queued so far (`None`: nothing stamped is queued).

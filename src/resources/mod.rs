@@ -2,6 +2,7 @@
 //! fills, the outbox it drains, and the pane index.
 
 mod clock;
+mod deadlines;
 mod inbox;
 mod manifests;
 mod outbox;
@@ -9,6 +10,7 @@ mod pane_index;
 mod screen_cells;
 
 pub use clock::Clock;
+pub use deadlines::{Deadlines, earliest};
 pub use inbox::{
     BURST_GAP, HeldReport, HeldReports, OUTPUT_BATCH, Output, OutputInbox, ProcessEvent,
     ProcessInbox, ReportInbox, SeenInbox, Ticket,

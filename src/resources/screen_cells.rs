@@ -7,20 +7,37 @@ use bevy_ecs::resource::Resource;
 use std::collections::HashMap;
 
 /// Cells promised to each pane's screen, and their sum.
-#[derive(Resource, Debug, Default)]
+#[derive(Resource, Debug)]
 pub struct ScreenCells {
     per_pane: HashMap<PaneId, u64>,
     total: u64,
+    limit: u64,
+}
+
+impl Default for ScreenCells {
+    fn default() -> Self {
+        ScreenCells::with_limit(MAX_TOTAL_CELLS)
+    }
 }
 
 impl ScreenCells {
+    /// A budget of `limit` cells instead of [`MAX_TOTAL_CELLS`]: for an embedder that sized its
+    /// machine for more (the benches' 10k and 100k panes), set before opening panes.
+    pub fn with_limit(limit: u64) -> Self {
+        ScreenCells {
+            per_pane: HashMap::new(),
+            total: 0,
+            limit,
+        }
+    }
+
     /// Reserves `rows × cols` for `pane` (replacing what it held), or says why not. A pane may
     /// always shrink, even while the total is over the bound.
     pub fn reserve(&mut self, pane: &PaneId, rows: u16, cols: u16) -> Result<(), SizeError> {
         let asked = check_size(rows, cols)?;
         let held = self.per_pane.get(pane).copied().unwrap_or(0);
         let in_use = self.total - held;
-        if asked > held && in_use + asked > MAX_TOTAL_CELLS {
+        if asked > held && in_use + asked > self.limit {
             return Err(SizeError::OverBudget { asked, in_use });
         }
         self.per_pane.insert(pane.clone(), asked);

@@ -10,16 +10,17 @@
 
 use crate::components::{CellLook, Colour, ComposerView, Screen};
 use crate::manifest::{ComposerSpec, Shape};
+use std::borrow::Cow;
 
 /// One cell of a row: its text (a blank for an unwritten cell) and whether it is ghost text.
 #[derive(Debug, Clone)]
-struct Cell {
+struct Cell<'s> {
     col: u16,
-    text: String,
+    text: Cow<'s, str>,
     ghost: bool,
 }
 
-impl Cell {
+impl Cell<'_> {
     fn blank(&self) -> bool {
         self.text.chars().all(char::is_whitespace)
     }
@@ -28,7 +29,7 @@ impl Cell {
 /// The rows of the screen, each read into cells at most once.
 struct Grid<'s> {
     screen: &'s Screen,
-    rows: Vec<Option<Vec<Cell>>>,
+    rows: Vec<Option<Vec<Cell<'s>>>>,
 }
 
 impl<'s> Grid<'s> {
@@ -43,7 +44,7 @@ impl<'s> Grid<'s> {
         self.screen.size().0
     }
 
-    fn row(&mut self, r: u16) -> &[Cell] {
+    fn row(&mut self, r: u16) -> &[Cell<'s>] {
         let screen = self.screen;
         match self.rows.get_mut(usize::from(r)) {
             Some(slot) => slot.get_or_insert_with(|| read_row(screen, r)),
@@ -57,12 +58,12 @@ impl<'s> Grid<'s> {
             .row(r)
             .iter()
             .filter(|c| c.col >= from)
-            .map(|c| c.text.as_str())
+            .map(|c| c.text.as_ref())
             .collect();
         text.trim_end().to_owned()
     }
 
-    fn cell(&mut self, r: u16, col: u16) -> Option<&Cell> {
+    fn cell(&mut self, r: u16, col: u16) -> Option<&Cell<'s>> {
         self.row(r).iter().find(|c| c.col == col)
     }
 
@@ -74,16 +75,21 @@ impl<'s> Grid<'s> {
     }
 }
 
-fn read_row(screen: &Screen, r: u16) -> Vec<Cell> {
-    let looks: Vec<CellLook<'_>> = screen.row_cells(r).collect();
-    let mut cells: Vec<Cell> = looks
+fn read_row(screen: &Screen, r: u16) -> Vec<Cell<'static>> {
+    let looks: Vec<CellLook> = screen.row_cells(r).collect();
+    let mut cells: Vec<Cell<'static>> = looks
         .iter()
         .map(|c| Cell {
             col: c.col,
-            // A zero-width space some TUIs draw as their cursor is not text.
-            text: match c.text.replace('\u{200b}', "") {
-                t if t.is_empty() => " ".to_owned(),
-                t => t,
+            // A zero-width space some TUIs draw as their cursor is not text; an unwritten cell
+            // is a blank.
+            text: match c.text.as_str() {
+                "" => Cow::Borrowed(" "),
+                t if t.contains('\u{200b}') => match t.replace('\u{200b}', "") {
+                    t if t.is_empty() => Cow::Borrowed(" "),
+                    t => Cow::Owned(t),
+                },
+                t => Cow::Owned(t.to_owned()),
             },
             ghost: c.faint || grey(c.fg),
         })
@@ -186,7 +192,7 @@ fn find(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16, col: Option<u16>) ->
                 let side = grid
                     .row(row)
                     .iter()
-                    .find(|c| SIDES.contains(&c.text.as_str()))?;
+                    .find(|c| SIDES.contains(&c.text.as_ref()))?;
                 Some(side.col + 1)
             })?;
             find_box(grid, spec, row, col)
@@ -217,7 +223,7 @@ fn content(grid: &mut Grid<'_>, spec: &ComposerSpec, found: Found) -> ComposerVi
         let line: String = cells
             .iter()
             .filter(|c| c.col >= from && c.col < to)
-            .map(|c| if c.ghost { " " } else { c.text.as_str() })
+            .map(|c| if c.ghost { " " } else { c.text.as_ref() })
             .collect();
         lines.push((line.trim_end().to_owned(), full));
     }
@@ -252,7 +258,7 @@ fn content(grid: &mut Grid<'_>, spec: &ComposerSpec, found: Found) -> ComposerVi
 /// The column the input starts at on a first row read from `from`, after a prompt glyph when the
 /// spec names glyphs (`None`: the spec names glyphs and none leads the row).
 fn after_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, r: u16, from: u16) -> Option<u16> {
-    let cells: Vec<Cell> = grid
+    let cells: Vec<Cell<'_>> = grid
         .row(r)
         .iter()
         .filter(|c| c.col >= from)
@@ -262,7 +268,7 @@ fn after_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, r: u16, from: u16) -> O
         return Some(from);
     }
     let start = cells.iter().position(|c| !c.blank())?;
-    let text: String = cells[start..].iter().map(|c| c.text.as_str()).collect();
+    let text: String = cells[start..].iter().map(|c| c.text.as_ref()).collect();
     let end = spec
         .glyphs
         .iter()
@@ -283,13 +289,13 @@ fn after_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, r: u16, from: u16) -> O
 /// A complete box around the cursor: sides left and right of it on every row, corners above
 /// and below at the same columns. Text between the corners (a title) is tolerated.
 fn find_box(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16, col: u16) -> Option<Found> {
-    let side = |c: &Cell| SIDES.contains(&c.text.as_str());
+    let side = |c: &Cell<'_>| SIDES.contains(&c.text.as_ref());
     let cells = grid.row(row).to_vec();
     let left = cells.iter().rev().find(|c| c.col < col && side(c))?.col;
     let right = cells.iter().find(|c| c.col >= col && side(c))?.col;
     let is = |grid: &mut Grid<'_>, r: u16, c: u16, set: &[&str]| {
         grid.cell(r, c)
-            .is_some_and(|x| set.contains(&x.text.as_str()))
+            .is_some_and(|x| set.contains(&x.text.as_ref()))
     };
     let mut top = None;
     for r in (row.saturating_sub(spec.max_rows + 1)..row).rev() {
@@ -396,7 +402,7 @@ fn find_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Foun
 /// first blank one.
 fn find_bar(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Found> {
     let lead = grid.row(row).iter().find(|c| !c.blank())?.clone();
-    if !spec.bars.contains(&lead.text) {
+    if !spec.bars.iter().any(|b| *b == lead.text) {
         return None;
     }
     let barred = |grid: &mut Grid<'_>, r: u16| {
@@ -438,9 +444,8 @@ mod tests {
     fn screen(rows: &[&str], at: (u16, u16)) -> Screen {
         let mut s = Screen::new(10, 40);
         let body = rows.join("\r\n");
-        s.parser.process(body.as_bytes());
-        s.parser
-            .process(format!("\x1b[{};{}H", at.0 + 1, at.1 + 1).as_bytes());
+        s.process(body.as_bytes());
+        s.process(format!("\x1b[{};{}H", at.0 + 1, at.1 + 1).as_bytes());
         s
     }
 
@@ -549,9 +554,8 @@ mod tests {
     fn the_alternate_screen_only_when_described() {
         let rows = ["x", RULE, "❯ ", RULE];
         let mut s = screen(&rows, (2, 2));
-        s.parser.process(b"\x1b[?1049h");
-        s.parser
-            .process(format!("{}\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H", "x").as_bytes());
+        s.process(b"\x1b[?1049h");
+        s.process(format!("{}\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H", "x").as_bytes());
         assert_eq!(read(&s, &spec(RULES)).state, Unknown);
         let alt = format!("{RULES}\nalternate_screen=true");
         assert_eq!(read(&s, &spec(&alt)), ComposerView::EMPTY);
@@ -568,7 +572,7 @@ mod tests {
             Unknown,
             "the cursor is shown"
         );
-        s.parser.process(b"\x1b[?25l");
+        s.process(b"\x1b[?25l");
         assert_eq!(read(&s, &spec(&cursorless)), ComposerView::pending("draft"));
         assert_eq!(read(&s, &spec(RULES)).state, Unknown);
     }

@@ -1,4 +1,5 @@
-//! Ingest, step 1: PTY output and resizes → `Screen`, `Title`, `Progress`, `Glimpse`.
+//! Ingest, step 1: PTY output (or an embedder's changed rows) and resizes → `Screen`, `Title`,
+//! `Progress`, `Glimpse`.
 //!
 //! Reads `OutputInbox`, `PaneIndex`, `Clock`, `Manifests` and each pane's kind, process and
 //! lifecycle; writes the four components. Bytes are handed to vt100 as they are: garbage renders
@@ -64,37 +65,41 @@ pub fn ingest_output(
         };
         let so_far = seen.entry(entity).or_default();
         let screen = &mut *screen;
-        match output {
-            Output::Bytes(bytes, at) => {
-                let new_burst = matches!((so_far.last, at), (Some(last), Some(at))
-                    if at.saturating_duration_since(last) >= BURST_GAP);
-                if new_burst
-                    && so_far.glimpse.is_none()
-                    && lifecycle.state != LifecycleState::Working
-                {
-                    so_far.glimpse = screen_rules(&manifests.0, kind, process).and_then(|rules| {
-                        let look = Look {
-                            screen: screen.screen(),
-                            title: &title.0,
-                            progress: &progress.0,
-                            // the interim screen has just changed, by definition
-                            changed_at: so_far.last,
-                            now: so_far.last.unwrap_or(clock.now),
-                        };
-                        let rule = &rules.rules[rules.evaluate(&look).winner?];
-                        (rule.spec.state == RuleState::Working).then(|| rule.id.clone())
-                    });
-                }
-                so_far.last = at.or(so_far.last);
-                screen.parser.process(&bytes);
+        let at = match &output {
+            Output::Bytes(_, at) | Output::Rows(_, at) => *at,
+            Output::Resize { .. } => None,
+        };
+        if at.is_some() {
+            let new_burst = matches!((so_far.last, at), (Some(last), Some(at))
+                if at.saturating_duration_since(last) >= BURST_GAP);
+            if new_burst && so_far.glimpse.is_none() && lifecycle.state != LifecycleState::Working {
+                so_far.glimpse = screen_rules(&manifests.0, kind, process).and_then(|rules| {
+                    let look = Look {
+                        screen: screen.grid(),
+                        title: &title.0,
+                        progress: &progress.0,
+                        // the interim screen has just changed, by definition
+                        changed_at: so_far.last,
+                        now: so_far.last.unwrap_or(clock.now),
+                    };
+                    let rule = &rules.rules[rules.evaluate(&look).winner?];
+                    (rule.spec.state == RuleState::Working).then(|| rule.id.clone())
+                });
             }
-            Output::Resize { rows, cols } => screen.resize(rows, cols),
+            so_far.last = at;
         }
-        let osc = screen.parser.callbacks_mut();
-        if let Some(t) = osc.title.take() {
+        let (new_title, new_progress) = match output {
+            Output::Bytes(bytes, _) => screen.process(&bytes),
+            Output::Rows(update, _) => screen.apply_rows(*update),
+            Output::Resize { rows, cols } => {
+                screen.resize(rows, cols);
+                (None, None)
+            }
+        };
+        if let Some(t) = new_title {
             title.set_if_neq(Title(t));
         }
-        if let Some(p) = osc.progress.take() {
+        if let Some(p) = new_progress {
             progress.set_if_neq(Progress(p));
         }
     }

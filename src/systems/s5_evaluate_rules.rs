@@ -13,7 +13,7 @@ use crate::components::{
     Wake,
 };
 use crate::manifest::{Catalog, HookPolicy, KindRules};
-use crate::resources::{Clock, Manifests};
+use crate::resources::{Clock, Deadlines, Manifests, earliest};
 use crate::rules::{Look, Scratch, Strategy};
 use bevy_ecs::prelude::*;
 
@@ -35,9 +35,11 @@ pub fn evaluate_rules(
     manifests: Res<Manifests>,
     clock: Res<Clock>,
     mut scratch: Local<Scratch>,
+    mut deadlines: ResMut<Deadlines>,
     mut panes: Query<Inputs>,
 ) {
     let catalog = &manifests.0;
+    let mut next_wake = None;
     for (screen, title, progress, kind, process, mut verdict, mut wake, mut drift, mut seen) in
         &mut panes
     {
@@ -47,6 +49,9 @@ pub fn evaluate_rules(
             || process.is_changed();
         let woke = wake.0.is_some_and(|w| w <= clock.now);
         if !screen.is_changed() && !others && !woke {
+            if let Some(w) = wake.0 {
+                earliest(&mut next_wake, w);
+            }
             continue;
         }
         let Some(rules) = screen_rules(catalog, &kind, &process) else {
@@ -67,6 +72,9 @@ pub fn evaluate_rules(
         let rows_changed = screen.is_changed() && !seen.same(grid, &mut scratch.rows);
         scratch.rows.forget_reads();
         if !rows_changed && !others && !woke {
+            if let Some(w) = wake.0 {
+                earliest(&mut next_wake, w);
+            }
             continue;
         }
         if rows_changed {
@@ -96,7 +104,11 @@ pub fn evaluate_rules(
         drift.set_if_neq(next);
         verdict.set_if_neq(ScreenVerdict(winner));
         wake.set_if_neq(Wake(outcome.wake));
+        if let Some(w) = outcome.wake {
+            earliest(&mut next_wake, w);
+        }
     }
+    deadlines.wake = next_wake;
 }
 
 /// The rules that read this pane's screen: those of its kind, unless the kind has none, the

@@ -7,7 +7,7 @@
 use crate::components::{
     AgentKind, Attention, Cause, Decision, Labels, Lifecycle, LifecycleState, Settling, Verdict,
 };
-use crate::resources::{Clock, Manifests, PaneIndex, SeenInbox};
+use crate::resources::{Clock, Deadlines, Manifests, PaneIndex, SeenInbox, earliest};
 use bevy_ecs::prelude::*;
 use std::time::Duration;
 
@@ -128,8 +128,10 @@ pub fn apply_transitions(
     clock: Res<Clock>,
     index: Res<PaneIndex>,
     mut seen: ResMut<SeenInbox>,
+    mut deadlines: ResMut<Deadlines>,
     mut panes: Query<Panes>,
 ) {
+    let mut next_settle = None;
     for (verdict, kind, mut lifecycle, mut attention, mut labels, mut settling) in &mut panes {
         // Most panes have nothing to do this tick: leave before any lookup.
         if !verdict.is_changed() && settling.0.is_none() {
@@ -139,6 +141,12 @@ pub fn apply_transitions(
             .id
             .and_then(|id| manifests.0.kind(id))
             .map_or(Duration::from_millis(1000), |k| k.idle_settle);
+        // Noted before any early exit; a settle cancelled below costs one idle tick at most.
+        if let Some((since, _)) = &settling.0
+            && *since + settle_for > clock.now
+        {
+            earliest(&mut next_settle, *since + settle_for);
+        }
         let (decision, cause) = match (&verdict.decision, &settling.0) {
             (Some((d, c)), _) if verdict.is_changed() => (d.clone(), c.clone()),
             (_, Some((since, c))) if clock.now.saturating_duration_since(*since) >= settle_for => {
@@ -173,7 +181,8 @@ pub fn apply_transitions(
         let s = step(lifecycle.state, &decision, !settle_for.is_zero());
         match s.settle {
             SettleOp::Start if settling.0.is_none() => {
-                settling.0 = Some((clock.now, cause.clone()))
+                settling.0 = Some((clock.now, cause.clone()));
+                earliest(&mut next_settle, clock.now + settle_for);
             }
             SettleOp::Cancel if settling.0.is_some() => settling.0 = None,
             _ => {}
@@ -214,6 +223,7 @@ pub fn apply_transitions(
             }
         }
     }
+    deadlines.settle = next_settle;
     for (pane, cause) in seen.0.drain(..) {
         let Some(entity) = index.get(&pane) else {
             continue;

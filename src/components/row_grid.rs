@@ -1,0 +1,258 @@
+//! `RowGrid`: a screen made of the rows an embedder hands over instead of PTY bytes (issue 12). A
+//! multiplexer that embeds the core already keeps its own grid; parsing every byte a second time
+//! (and keeping a second 50×200 vt100 grid, ~317 KB) buys nothing. It sends the rows that changed
+//! — their text and the attributes composer detection reads (dim/faint, foreground colour) — with
+//! the cursor and the alternate-screen flag, and lookout keeps only that: a row's text and its
+//! non-default attribute runs.
+//!
+//! Pure data; `Screen` holds one and `ingest_output` applies the updates.
+
+use crate::rules::regions::{CellAttrs, Grid};
+use unicode_width::UnicodeWidthChar;
+
+/// Attributes over a run of columns (`start..end`); columns outside every run are plain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttrRun {
+    /// First column.
+    pub start: u16,
+    /// One past the last column.
+    pub end: u16,
+    /// Dim/faint (SGR 2).
+    pub dim: bool,
+    /// Foreground colour.
+    pub fg: vt100::Color,
+}
+
+/// One row as the embedder shows it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GridRow {
+    /// The row's text (wide glyphs take two columns, as on the screen).
+    pub text: Box<str>,
+    /// Its non-default attribute runs, by column.
+    pub runs: Box<[AttrRun]>,
+}
+
+/// What changed on an embedder's screen since its last update.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowsUpdate {
+    /// The rows that changed, by row number; rows not named keep their text.
+    pub rows: Vec<(u16, GridRow)>,
+    /// The cursor (row, column).
+    pub cursor: (u16, u16),
+    /// Whether the alternate screen is in use.
+    pub alternate: bool,
+    /// The window title, if it changed.
+    pub title: Option<String>,
+    /// The OSC 9;4 progress payload, if it changed.
+    pub progress: Option<String>,
+}
+
+/// The rows of an embedder's screen.
+#[derive(Debug, Clone)]
+pub struct RowGrid {
+    rows: Vec<GridRow>,
+    cols: u16,
+    cursor: (u16, u16),
+    alternate: bool,
+}
+
+impl RowGrid {
+    /// A blank screen of `rows` × `cols`.
+    pub fn new(rows: u16, cols: u16) -> Self {
+        RowGrid {
+            rows: vec![GridRow::default(); usize::from(rows)],
+            cols,
+            cursor: (0, 0),
+            alternate: false,
+        }
+    }
+
+    /// Applies an update; rows past the screen are ignored, the cursor is kept inside it.
+    pub fn apply(&mut self, update: RowsUpdate) {
+        for (r, row) in update.rows {
+            if let Some(slot) = self.rows.get_mut(usize::from(r)) {
+                *slot = row;
+            }
+        }
+        let last = |n: usize| u16::try_from(n.saturating_sub(1)).unwrap_or(u16::MAX);
+        self.cursor = (
+            update.cursor.0.min(last(self.rows.len())),
+            update.cursor.1.min(last(usize::from(self.cols))),
+        );
+        self.alternate = update.alternate;
+    }
+
+    /// Resizes: rows past the new height go, new rows are blank (the embedder sends them next).
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.rows.resize(usize::from(rows), GridRow::default());
+        self.cols = cols;
+    }
+
+    /// The visible text, rows joined by newlines, trailing blank rows dropped.
+    pub fn text(&self) -> String {
+        let last = self
+            .rows
+            .iter()
+            .rposition(|r| !r.text.trim_end().is_empty())
+            .map_or(0, |i| i + 1);
+        let rows: Vec<&str> = self.rows[..last]
+            .iter()
+            .map(|r| r.text.trim_end())
+            .collect();
+        rows.join("\n")
+    }
+
+    /// Heap bytes this grid holds (the memory figure of the benches).
+    pub fn heap_bytes(&self) -> usize {
+        self.rows.capacity() * std::mem::size_of::<GridRow>()
+            + self
+                .rows
+                .iter()
+                .map(|r| r.text.len() + std::mem::size_of_val(&*r.runs))
+                .sum::<usize>()
+    }
+}
+
+impl Grid for RowGrid {
+    fn size(&self) -> (u16, u16) {
+        (
+            u16::try_from(self.rows.len()).unwrap_or(u16::MAX),
+            self.cols,
+        )
+    }
+
+    fn write_rows(&self, first: u16, last: u16, out: &mut String) {
+        for row in self
+            .rows
+            .iter()
+            .skip(usize::from(first))
+            .take(usize::from(last.saturating_sub(first)) + 1)
+        {
+            // A row never holds a newline: one sent by the embedder would split it.
+            if row.text.contains('\n') {
+                out.push_str(&row.text.replace('\n', " "));
+            } else {
+                out.push_str(&row.text);
+            }
+            out.push('\n');
+        }
+    }
+
+    fn cursor(&self) -> (u16, u16) {
+        self.cursor
+    }
+
+    fn alternate_screen(&self) -> bool {
+        self.alternate
+    }
+
+    fn cell(&self, row: u16, col: u16, text: &mut String) -> Option<CellAttrs> {
+        let r = self.rows.get(usize::from(row))?;
+        if col >= self.cols {
+            return None;
+        }
+        let mut at = 0u16;
+        for ch in r.text.chars() {
+            let width = u16::try_from(ch.width().unwrap_or(0)).unwrap_or(1);
+            if at == col && width > 0 {
+                text.push(ch);
+                break;
+            }
+            at = at.saturating_add(width);
+            if at > col {
+                break;
+            }
+        }
+        let run = r
+            .runs
+            .iter()
+            .find(|run| (run.start..run.end).contains(&col));
+        Some(CellAttrs {
+            dim: run.is_some_and(|r| r.dim),
+            fg: run.map_or(vt100::Color::Default, |r| r.fg),
+            inverse: false,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(text: &str, runs: &[AttrRun]) -> GridRow {
+        GridRow {
+            text: text.into(),
+            runs: runs.into(),
+        }
+    }
+
+    #[test]
+    fn dirty_rows_replace_rows_and_the_rest_stay() {
+        let mut g = RowGrid::new(4, 20);
+        g.apply(RowsUpdate {
+            rows: vec![(0, row("top", &[])), (3, row("> draft", &[]))],
+            cursor: (3, 7),
+            ..RowsUpdate::default()
+        });
+        g.apply(RowsUpdate {
+            rows: vec![(3, row(">", &[])), (9, row("past the screen", &[]))],
+            cursor: (30, 90),
+            alternate: true,
+            ..RowsUpdate::default()
+        });
+        assert_eq!(g.text(), "top\n\n\n>");
+        assert_eq!(Grid::cursor(&g), (3, 19), "kept inside the screen");
+        assert!(g.alternate_screen());
+        let mut out = String::new();
+        g.write_rows(2, 3, &mut out);
+        assert_eq!(out, "\n>\n");
+    }
+
+    #[test]
+    fn cells_carry_text_dim_and_colour_by_column() {
+        let mut g = RowGrid::new(1, 20);
+        let grey = vt100::Color::Rgb(128, 128, 128);
+        g.apply(RowsUpdate {
+            rows: vec![(
+                0,
+                row(
+                    "> 日本 Try",
+                    &[AttrRun {
+                        start: 7,
+                        end: 10,
+                        dim: true,
+                        fg: grey,
+                    }],
+                ),
+            )],
+            ..RowsUpdate::default()
+        });
+        let cell = |col| {
+            let mut t = String::new();
+            let attrs = g.cell(0, col, &mut t);
+            (t, attrs)
+        };
+        assert_eq!(cell(2).0, "日");
+        assert_eq!(cell(3).0, "", "the second half of a wide glyph");
+        assert_eq!(cell(4).0, "本");
+        let (t, attrs) = cell(7);
+        assert_eq!(t, "T");
+        assert_eq!(
+            attrs,
+            Some(CellAttrs {
+                dim: true,
+                fg: grey,
+                inverse: false,
+            })
+        );
+        assert_eq!(
+            cell(0).1,
+            Some(CellAttrs {
+                dim: false,
+                fg: vt100::Color::Default,
+                inverse: false,
+            })
+        );
+        assert_eq!(cell(25).1, None);
+    }
+}

@@ -1,0 +1,234 @@
+//! The screen as the matcher reads it: the [`Grid`] trait (rows as text, cursor, alternate flag,
+//! cell attributes) with its vt100 implementation, and [`RowBuf`], the rows of one screen
+//! rendered into one reusable buffer with a hash each (issue 12). The embedder's rows implement
+//! `Grid` in `components::RowGrid`.
+
+/// What a reader of the input box (composer detection) needs of one cell besides its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CellAttrs {
+    /// Dim/faint (SGR 2): placeholder text.
+    pub dim: bool,
+    /// Foreground colour (indexed or truecolor).
+    pub fg: vt100::Color,
+    /// Reverse video (SGR 7): how many TUIs draw their own cursor.
+    pub inverse: bool,
+}
+
+/// A screen the matcher can read: its size, rows as text, the cursor, the alternate-screen flag,
+/// and each cell's text and attributes.
+pub trait Grid {
+    /// (rows, columns).
+    fn size(&self) -> (u16, u16);
+    /// Appends the text of rows `first..=last` to `out`, each row followed by `\n` (the text may
+    /// keep trailing blanks; a row never holds a `\n`). Rows past the screen are left out.
+    fn write_rows(&self, first: u16, last: u16, out: &mut String);
+    /// The cursor (row, column).
+    fn cursor(&self) -> (u16, u16);
+    /// Whether the alternate screen is in use.
+    fn alternate_screen(&self) -> bool;
+    /// The cell at (`row`, `col`): its text appended to `text` (nothing for a blank cell or the
+    /// second half of a wide glyph), its attributes returned; `None` past the screen.
+    fn cell(&self, row: u16, col: u16, text: &mut String) -> Option<CellAttrs>;
+    /// Whether the program hid the cursor (it may have parked it anywhere).
+    fn cursor_hidden(&self) -> bool {
+        false
+    }
+}
+
+impl Grid for vt100::Screen {
+    fn size(&self) -> (u16, u16) {
+        let (rows, cols) = vt100::Screen::size(self);
+        (rows.get(), cols.get())
+    }
+
+    fn write_rows(&self, first: u16, last: u16, out: &mut String) {
+        let (rows, cols) = Grid::size(self);
+        let last = last.min(rows.saturating_sub(1));
+        let mut r = first;
+        while r <= last {
+            // vt100 renders a run of rows in one call, rows split by `\n` except after a wrapped
+            // row: take the longest run whose rows (but its last) are not wrapped.
+            let mut end = r;
+            while end < last && !self.row_wrapped(end) {
+                end += 1;
+            }
+            // `contents_between(a, 0, b + 1, 0)` is rows a..=b, each with its `\n`; the last row
+            // of the screen has no next row to end on, so it ends at its last column instead
+            // (and a run of that row alone starts at the end of the row above it).
+            let text = if end + 1 < rows {
+                self.contents_between(r, 0, end + 1, 0)
+            } else if r < end {
+                self.contents_between(r, 0, end, cols)
+            } else if r > 0 {
+                let t = self.contents_between(r - 1, cols, r, cols);
+                match t.strip_prefix('\n') {
+                    Some(rest) => rest.to_owned(),
+                    None => t,
+                }
+            } else {
+                self.rows(0, cols).next().unwrap_or_default()
+            };
+            out.push_str(&text);
+            if !text.ends_with('\n') || end + 1 == rows {
+                out.push('\n');
+            }
+            r = end + 1;
+        }
+    }
+
+    fn cursor(&self) -> (u16, u16) {
+        self.cursor_position()
+    }
+
+    fn alternate_screen(&self) -> bool {
+        vt100::Screen::alternate_screen(self)
+    }
+
+    fn cell(&self, row: u16, col: u16, text: &mut String) -> Option<CellAttrs> {
+        let cell = vt100::Screen::cell(self, row, col)?;
+        text.push_str(cell.contents());
+        Some(CellAttrs {
+            dim: cell.dim(),
+            fg: cell.fgcolor(),
+            inverse: cell.inverse(),
+        })
+    }
+
+    fn cursor_hidden(&self) -> bool {
+        self.hide_cursor()
+    }
+}
+
+/// Where a rendered row sits in [`RowBuf::text`]; `start == NONE`: not rendered yet.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Span {
+    start: u32,
+    end: u32,
+}
+
+const NONE: u32 = u32::MAX;
+
+/// The rendered rows of one screen, reused from one evaluation to the next.
+#[derive(Debug, Default)]
+pub struct RowBuf {
+    text: String,
+    pub(super) spans: Vec<Span>,
+    /// Each rendered row's hash (never 0); 0: not rendered.
+    hashes: Vec<u64>,
+    /// Rows read through `Rows::get` since [`RowBuf::begin`] or [`RowBuf::forget_reads`].
+    pub(super) read: Vec<bool>,
+    /// Whether the cursor's row was asked for.
+    pub(super) cursor_read: bool,
+}
+
+impl RowBuf {
+    /// Starts over for a screen of `rows` rows: nothing rendered, nothing read.
+    pub fn begin(&mut self, rows: u16) {
+        let n = usize::from(rows);
+        self.text.clear();
+        self.spans.clear();
+        self.spans.resize(
+            n,
+            Span {
+                start: NONE,
+                end: 0,
+            },
+        );
+        self.hashes.clear();
+        self.hashes.resize(n, 0);
+        self.read.clear();
+        self.read.resize(n, false);
+        self.cursor_read = false;
+    }
+
+    /// Forgets which rows were read (rendered rows stay rendered).
+    pub fn forget_reads(&mut self) {
+        self.read.iter_mut().for_each(|r| *r = false);
+        self.cursor_read = false;
+    }
+
+    /// Renders rows `first..=last` that are not rendered yet, in as few runs as possible.
+    pub fn render(&mut self, grid: &dyn Grid, first: usize, last: usize) {
+        let last = last.min(self.spans.len().saturating_sub(1));
+        let mut r = first;
+        while r <= last && r < self.spans.len() {
+            if self.spans[r].start != NONE {
+                r += 1;
+                continue;
+            }
+            let mut end = r;
+            while end < last && self.spans[end + 1].start == NONE {
+                end += 1;
+            }
+            self.render_run(grid, r, end);
+            r = end + 1;
+        }
+    }
+
+    fn render_run(&mut self, grid: &dyn Grid, first: usize, last: usize) {
+        let (Ok(a), Ok(b)) = (u16::try_from(first), u16::try_from(last)) else {
+            return;
+        };
+        let mut at = self.text.len();
+        grid.write_rows(a, b, &mut self.text);
+        for r in first..=last {
+            let rest = &self.text[at..];
+            let len = rest.find('\n').unwrap_or(rest.len());
+            let trimmed = rest[..len].trim_end().len();
+            let (start, end) = (at, at + trimmed);
+            self.spans[r] = Span {
+                start: u32::try_from(start).unwrap_or(NONE - 1),
+                end: u32::try_from(end).unwrap_or(NONE - 1),
+            };
+            self.hashes[r] = hash(&self.text[start..end]);
+            at = (at + len + 1).min(self.text.len());
+        }
+    }
+
+    /// Row `r` as rendered, trailing whitespace trimmed (`""` if not rendered or out of range).
+    pub fn row(&self, r: usize) -> &str {
+        match self.spans.get(r) {
+            Some(s) if s.start != NONE => self
+                .text
+                .get(s.start as usize..s.end as usize)
+                .unwrap_or(""),
+            _ => "",
+        }
+    }
+
+    /// Row `r`'s hash, 0 if it was not rendered.
+    pub fn hash(&self, r: usize) -> u64 {
+        self.hashes.get(r).copied().unwrap_or(0)
+    }
+
+    /// The rows read since the last reset, with their hashes.
+    pub fn reads(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        self.read
+            .iter()
+            .enumerate()
+            .filter(|(_, read)| **read)
+            .map(|(r, _)| (r, self.hash(r)))
+    }
+
+    /// Whether the cursor's row was read since the last reset.
+    pub fn cursor_read(&self) -> bool {
+        self.cursor_read
+    }
+}
+
+/// A row's hash (FxHash-style over 8-byte words, never 0).
+fn hash(row: &str) -> u64 {
+    const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+    let mut h = row.len() as u64;
+    let mut words = row.as_bytes().chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        h = (h.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(K);
+    }
+    let mut b = [0u8; 8];
+    let tail = words.remainder();
+    b[..tail.len()].copy_from_slice(tail);
+    h = (h.rotate_left(5) ^ u64::from_le_bytes(b)).wrapping_mul(K);
+    h | 1
+}

@@ -1,0 +1,100 @@
+//! No allocation on the evaluation hot path (issue 12), counted by an instrumented global
+//! allocator: once the evaluate system's scratch has grown to the screen, evaluating a changed
+//! screen fed as rows allocates nothing, and one parsed by vt100 allocates only the Strings vt100
+//! hands back for each run of rows it renders (it has no API to render into a caller's buffer).
+//! One test in this binary: the counter is process-wide.
+
+#[allow(dead_code, reason = "the benches use the rest")]
+#[path = "../benches/support/screens.rs"]
+mod screens;
+
+use lookout::components::{GridRow, RowGrid, RowsUpdate, Screen};
+use lookout::manifest::Catalog;
+use lookout::rules::{Grid, Look, Scratch, Strategy};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use std::alloc::System;
+use std::time::Instant;
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+/// The rows of a vt100 screen as an embedder would send them.
+fn rows_of(screen: &Screen) -> RowGrid {
+    let (rows, cols) = screen.grid().size();
+    let vt = screen.vt100().expect("a vt100 screen");
+    let mut grid = RowGrid::new(rows, cols);
+    grid.apply(RowsUpdate {
+        rows: vt
+            .rows(0, cols)
+            .enumerate()
+            .map(|(r, text)| {
+                let row = GridRow {
+                    text: text.into(),
+                    runs: Box::new([]),
+                };
+                (u16::try_from(r).expect("row"), row)
+            })
+            .collect(),
+        cursor: vt.cursor_position(),
+        ..RowsUpdate::default()
+    });
+    grid
+}
+
+/// Allocations made by `n` evaluations of `grid`, after warming the scratch up.
+fn allocations(kind: &lookout::manifest::KindRules, grid: &dyn Grid, n: usize) -> (usize, bool) {
+    let now = Instant::now();
+    let look = Look {
+        screen: grid,
+        title: "✳ Claude Code",
+        progress: "",
+        changed_at: Some(now),
+        now,
+    };
+    let mut scratch = Scratch::default();
+    for _ in 0..3 {
+        scratch.begin(grid);
+        kind.evaluate_in(&look, &mut scratch, Strategy::DEFAULT);
+    }
+    let region = Region::new(GLOBAL);
+    let mut fired = false;
+    for _ in 0..n {
+        scratch.begin(grid);
+        fired |= kind
+            .evaluate_in(&look, &mut scratch, Strategy::DEFAULT)
+            .winner
+            .is_some();
+    }
+    (region.change().allocations, fired)
+}
+
+#[test]
+fn evaluating_a_changed_screen_allocates_nothing_once_warm() {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let kind = catalog
+        .kind_id("claude")
+        .and_then(|k| catalog.kind(k))
+        .expect("claude rules");
+    for state in ["working", "blocked", "idle"] {
+        let mut vt = Screen::new(50, 200);
+        let _ = vt.process(screens::claude_screen(50, 200, 3, state).as_bytes());
+        let rows = rows_of(&vt);
+        let n = 50;
+        let (on_rows, fired) = allocations(kind, &rows, n);
+        assert!(fired, "{state}: a rule fires on the rows");
+        assert_eq!(on_rows, 0, "{state}: evaluations of embedder rows allocate");
+        let (on_vt, fired) = allocations(kind, vt.grid(), n);
+        assert!(fired, "{state}: a rule fires on the vt100 screen");
+        // Bottom runs and the prompt box's scan upwards: a handful of vt100 Strings, never one a row.
+        assert!(
+            on_vt <= 4 * n,
+            "{state}: {} allocations per vt100 evaluation",
+            on_vt / n
+        );
+        eprintln!(
+            "{state}: {on_rows} allocations in {n} evaluations of rows, {:.1} per evaluation of a vt100 screen",
+            on_vt as f64 / n as f64
+        );
+    }
+}
