@@ -119,6 +119,11 @@ pub struct PaneState {
     /// stored or sent before the field existed reads `unknown`.
     #[serde(default)]
     pub composer: ComposerView,
+    /// When the agent's usage limit resets, as its screen says it (`2:53pm`, `3:05 PM`): sent
+    /// only while the pane is blocked by a rule labelled `usage_limit` whose `resets_at` found a
+    /// time on the screen. The screen's words, not an instant: it gives no date or zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<String>,
 }
 
 /// Is the agent in this pane alive? Only what the process probe proves.
@@ -457,13 +462,20 @@ pub fn state(world: &World, id: &str) -> Result<PaneState, UnknownPane> {
     ) else {
         return Err(UnknownPane);
     };
+    let deciding = deciding_blocked_rule(world, get, kind, lc);
     Ok(PaneState {
         pane: id.to_owned(),
         kind: kind.name.as_deref().map(str::to_owned),
         lifecycle: lc.state,
         input_required: att.input_required.is_some(),
         unread: att.unread.is_some(),
-        labels: labels.labels.clone(),
+        labels: deciding
+            .and_then(|r| r.spec.label.as_deref())
+            .filter(|l| !labels.labels.iter().any(|have| have == l))
+            .map(str::to_owned)
+            .into_iter()
+            .chain(labels.labels.iter().cloned())
+            .collect(),
         cause: lc.cause.as_ref().map(ToString::to_string),
         since: rfc3339(lc.since),
         generation: process.generation.0,
@@ -484,7 +496,43 @@ pub fn state(world: &World, id: &str) -> Result<PaneState, UnknownPane> {
             .get::<Composer>()
             .map(|c| c.0.clone())
             .unwrap_or_default(),
+        resets_at: deciding
+            .and_then(|r| r.spec.resets_at.as_ref())
+            .zip(get.get::<Screen>())
+            .and_then(|(re, screen)| reset_time(re, &screen.text())),
     })
+}
+
+/// The blocked rule deciding the pane now, when the pane is blocked: labels and the reset time
+/// come from it. Read here, off the tick, so the hot path never captures anything.
+fn deciding_blocked_rule<'w>(
+    world: &'w World,
+    entity: EntityRef<'w>,
+    kind: &AgentKind,
+    lifecycle: &Lifecycle,
+) -> Option<&'w crate::manifest::Rule> {
+    if lifecycle.state != LifecycleState::Blocked {
+        return None;
+    }
+    let Some((id, crate::manifest::RuleState::Blocked, _)) = &entity.get::<ScreenVerdict>()?.0
+    else {
+        return None;
+    };
+    let rules = world.resource::<Manifests>().0.kind(kind.id?)?;
+    rules
+        .rules
+        .iter()
+        .find(|r| r.id == *id && r.spec.state == crate::manifest::RuleState::Blocked)
+}
+
+/// The last reset time `re` (its group `at`) finds on the screen: the newest one shown.
+fn reset_time(re: &regex::Regex, screen: &str) -> Option<String> {
+    let at = re
+        .captures_iter(screen)
+        .filter_map(|c| c.name("at"))
+        .last()?;
+    let at = at.as_str().split_whitespace().collect::<Vec<_>>().join(" ");
+    (!at.is_empty()).then_some(at)
 }
 
 /// Every pane's state, ordered by id.

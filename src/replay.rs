@@ -47,6 +47,11 @@ pub struct MarkerCheck {
     pub cause: Option<String>,
     /// Whether they agree.
     pub ok: bool,
+    /// The pane's labels at the marker (`usage_limit` …).
+    pub labels: Vec<String>,
+    /// The reset time the pane's state gave, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<String>,
     /// The screen at the marker.
     #[serde(skip)]
     pub screen: String,
@@ -240,6 +245,8 @@ pub fn replay_with(cast: &Cast, catalog: Arc<Catalog>, kind: &str, timing: Timin
                         detected: state.lifecycle,
                         composer: state.composer,
                         cause: state.cause,
+                        labels: state.labels,
+                        resets_at: state.resets_at,
                         screen: crate::panes::screen_text(&world, PANE).unwrap_or_default(),
                     });
                 }

@@ -103,6 +103,51 @@ fn every_fixture_sits_under_its_kind_and_version() {
     );
 }
 
+/// The `usage_limit` label (SPEC §15) is on exactly the blocked markers of the usage-limit
+/// recordings, with the reset time wherever that screen shows one, and nowhere else in the corpus:
+/// not after the dialog is answered, not on a rate limit the CLI retries, not on any other prompt.
+#[test]
+fn usage_limit_label_and_reset_time_only_where_the_screen_shows_the_limit() {
+    // what a person reads as a reset time on these screens ("resets 2:53pm", "at 3:05 PM")
+    let shown = regex::Regex::new(
+        r"(?i)\b(?:resets?|automatically at|try again at)\s+(?:at\s+)?\d{1,2}(?::\d\d)?\s*[ap]m\b",
+    )
+    .expect("regex");
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let catalog = Arc::new(catalog);
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for (fixture, cast) in fixtures() {
+        for prepared in [cast.clone(), lookout::replay::without_titles(&cast)] {
+            let result = lookout::replay::replay(&prepared, catalog.clone(), &fixture.kind);
+            for m in &result.markers {
+                let labelled = m.labels.iter().any(|l| l == "usage_limit");
+                let want =
+                    fixture.case == "usagelimit" && m.expected.split(' ').next() == Some("blocked");
+                let reset_ok = match (&m.resets_at, want && shown.is_match(&m.screen)) {
+                    (Some(at), true) => m.screen.contains(at.as_str()),
+                    (None, false) => true,
+                    _ => false,
+                };
+                checked += usize::from(want);
+                if labelled != want || !reset_ok {
+                    failures.push(format!(
+                        "{} @{:.3}s ({}): labels {:?}, resets_at {:?}",
+                        fixture.path.display(),
+                        m.at,
+                        m.expected,
+                        m.labels,
+                        m.resets_at
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked > 0, "no usage-limit recording in tests/fixtures");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// A dialog (`blocked`) or a screen that is neither working nor blocked (`other`: sign-in walls,
 /// first-run screens) never shows an empty composer: typing into it would answer the dialog.
 #[test]

@@ -52,6 +52,9 @@ Cases (not every kind has every case; see CASES)
   toolrun   (pi) a shell command the CLI runs without asking    i, i (never blocked)
   edit      a file write the CLI asks about, approved            i, b, b, i
   (small without a permission dialog, e.g. pi: the slow case at 80x24)
+Codex 0.171 runs an app-server daemon whose control socket is under /tmp/codex-daemon-<uid>/ (per
+user, not per HOME): record Codex in one harness at a time, or the second one fails with "app-server
+control socket is already in use".
 No network but 127.0.0.1: the harness re-executes itself under `unshare -n` (a network namespace with
 only loopback; tmux, the mock and the CLI all live in it), so update checks, model-list fetches and
 DNS lookups some CLIs try (opencode's models list, codex's sign-in screen, aider's price map) fail
@@ -330,6 +333,9 @@ def wjson(path, obj):
 MANUAL_PERMISSION_CASES = ("approve", "deny", "small", "background", "subagent", "narrow", "notitle",
                            "longtool", "firstrun")
 
+# cases recorded signed in to a (dummy) claude.ai subscription rather than with an API key
+SUBSCRIPTION_CASES = ("usagelimit",)
+
 CASES_ALL = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 
 
@@ -387,6 +393,25 @@ class Agent:
         m = re.search(r"(?<![\w.])v?(\d+\.\d+(?:\.\d+)?)", out)
         return m.group(1) if m else "?"
 
+    # case "usagelimit": the screen the CLI shows when the mock says the usage limit is used up
+    # (a dialog or banner that waits: blocked; None: the CLI shows an error and returns to its prompt)
+    limit_screen = None
+    limit_lines = 14      # … looked for in this many last non-blank rows
+    limit_error = None    # the error line it prints instead of (or after) the dialog
+    limit_answer = ()     # keys that answer the dialog so the CLI gives up and is idle again
+    limit_again = ()      # keys that answer it so the CLI keeps waiting or retries (the dialog comes back)
+    limit_reopen = None   # a command that opens the limit's dialog again at the idle prompt
+    limit_wait = ()       # … and the keys that answer it "wait for the reset" (the banner comes back)
+    limit_wait_if = r"$^" # … when the dialog offers that (else its first choice, Enter, stops)
+    # case "ask": the agent's own question to the user (its question tool), looked for in the last
+    # `question_lines` non-blank rows, answered with `question_answer` (the first option)
+    question = r"^\s*Enter to select ·"
+    question_lines = 2
+    question_answer = ("Enter",)
+    question_quiet = 0.8  # … and the screen still this long (0: a spinner keeps moving above it)
+    queue_key = None      # case "queued": the key that queues a follow-up while working (default: submit)
+    question_setup = ()   # keys that put the CLI in the mode where it asks (Codex: Plan mode)
+    question_setup_done = None
     cli_version = "?"     # what `--version` says (set by main)
     case = None           # the case being recorded (set by run_case before setup)
     signin = None         # regex of the first-run / sign-in screen shown without configuration
@@ -456,6 +481,14 @@ class Claude(Agent):
                     "DISABLE_AUTOUPDATER": "1", "DISABLE_ERROR_REPORTING": "1"})
         if self.case == "notitle":
             env["CLAUDE_CODE_DISABLE_TERMINAL_TITLE"] = "1"
+        if self.case in SUBSCRIPTION_CASES:
+            # a subscription's limits (the five-hour window) are shown only to a claude.ai sign-in:
+            # a dummy OAuth credential instead of the API key (nothing leaves 127.0.0.1 to check it)
+            del env["ANTHROPIC_API_KEY"]
+            wjson(HOME + "/.claude/.credentials.json", {"claudeAiOauth": {
+                "accessToken": "sk-ant-oat01-dummy-" + "0" * 40, "refreshToken": "sk-ant-ort01-dummy-" + "0" * 40,
+                "expiresAt": 4102444800000, "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"],
+                "subscriptionType": "max", "rateLimitTier": "default_claude_max_5x"}})
         if self.case in MANUAL_PERMISSION_CASES:
             # 2.1.3xx runs in auto mode by default (no permission prompt for a plain shell command):
             # the permission cases ask for the manual mode every release understands
@@ -467,6 +500,18 @@ class Claude(Agent):
             "autoUpdates": False,
             "projects": {PROJECT: {"hasTrustDialogAccepted": True, "allowedTools": [],
                                    "hasCompletedProjectOnboarding": True}}})
+
+    # signed in to a subscription: the footer banner "⚠ Usage limit reached · limit resets 2:50pm" /
+    # "Continuing automatically at 2:50pm · Esc to cancel" (Esc cancels); /rate-limit-options asks
+    # "What do you want to do?" with "Stop and wait for limit to reset" first
+    # (2.1.252: one row, "⚠ Usage limit reached · continuing automatically at 2:55pm · esc to cancel")
+    limit_screen = r"⚠ [^\n]*[Ll]imit|What do you want to do\?[\s\S]*Stop and wait"
+    limit_lines = 8
+    limit_error = r"hit your (session |weekly )?limit|Request rejected \(429\)"
+    limit_answer = ("Escape",)
+    limit_reopen = "/rate-limit-options"
+    limit_wait = ("Down", "Enter")
+    limit_wait_if = r"\d\. Wait here"
 
     # 2.1.3xx asks once, at start, when settings ask for the manual mode: "Make auto mode your default
     # permission mode?" / "❯ Yes, set auto mode …" / "No, keep manual mode" — a settings question that
@@ -540,8 +585,26 @@ trust_level = "trusted"
         # the composer shows before the session is ready; Enter is ignored until the footer's
         # shortcut hint appears
         # (0.145 has no shortcut hint: its footer row is "mock-model default · ~/project")
-        pane.wait(r"for shortcuts|^\s*\S+ default · ~/", self.startup_timeout, what="ready",
-                  quiet=2.0)
+        # (0.159+ draws "mock-model default · ~/project" before it is ready, then adds the hint row;
+        # a prompt typed in between is shown but never sent: wait for the hint row first)
+        try:
+            pane.wait(r"for shortcuts", 30, what="ready-hint", quiet=2.0)
+        except TimeoutError:
+            pane.wait(r"^\s*\S+ default · ~/", self.startup_timeout, what="ready", quiet=2.0)
+
+    # no dialog: "■ You've hit your usage limit. … try again at 2:51 PM." and the prompt is back
+    # (0.145 gives up on a 429 at once: "■ exceeded retry limit, last status: 429 Too Many Requests")
+    limit_error = r"hit your usage limit|Quota exceeded|retry limit, last status: 429"
+    # request_user_input is answered only in Plan mode (shift+tab): "Question 1/1 (1 unanswered)",
+    # the question, "› 1. Hello  A plain hello." …, "tab to add notes | enter to submit answer | esc
+    # to interrupt" (in Default mode the tool returns at once and nothing is asked)
+    question = r"enter to submit answer"
+    question_lines = 3
+    question_setup = ("BTab",)
+    question_setup_done = r"Plan mode"
+    # Enter while a turn runs steers it (the text joins the running turn); Tab queues it:
+    # "• Queued follow-up inputs" / "↳ and a short follow-up", run after the turn
+    queue_key = "Tab"
 
     signin = r"Sign in with ChatGPT|Provide your own API key"
 
@@ -583,6 +646,17 @@ class Gemini(Agent):
             "model": {"name": "gemini-2.5-pro"},
             "ui": {"hideTips": True}})
 
+    # a box "Usage limit reached for all Pro models." over "● 1. Keep trying" / "2. Stop"
+    limit_screen = r"Usage limit reached[\s\S]*Keep trying"
+    limit_lines = 16
+    limit_error = r"Usage limit reached|exhausted your daily quota|Please wait and try again later"
+    limit_answer = ("Down", "Enter")
+    limit_again = ("Enter",)
+    # ask_user: a box "Answer Questions" / the question / "● 1.  Hello" … / "Enter to select ·
+    # ↑/↓ to navigate · Esc to cancel" (its last row inside the box)
+    question = r"Enter to select · .*Esc to cancel"
+    question_lines = 3
+
     signin = r"How would you like to authenticate|Login with Google"
 
     def setup_signin(self, env, port):
@@ -608,6 +682,10 @@ class Qwen(Agent):
     ready = r"Type your message|^─{8,}\n> [^\n]*\n─{8,}"
     busy = r"esc to cancel"
     dialog = r"Allow execution|Apply this change\?|Allow once|Yes, allow once"
+    # ask_user_question: "? AskUserQuestion …" / the question / "❯ 1. Hello" … / "↑/↓: Navigate |
+    # Enter: Select | Esc: Cancel", then a spinner row "Waiting for user confirmation..."
+    question = r"Enter: Select \| Esc: Cancel"
+    question_lines = 3
     approve = ("Enter",)
     deny = ("Escape",)
 
@@ -639,6 +717,9 @@ class Opencode(Agent):
     busy = r"esc (to )?interrupt|esc again"
     busy_lines = 3
     dialog = r"Permission required|Allow once"
+    # the question tool: a left-bar panel with the question, "1. Hello" …, "↑↓ select  enter submit  esc dismiss"
+    question = r"enter submit\s+esc dismiss"
+    question_lines = 3
     approve = ("Enter",)
     deny = ("Escape",)
     startup_timeout = 120
@@ -763,6 +844,8 @@ class Copilot(Agent):
     deny = ("Escape",)
     interrupt = ("Escape", "Escape")  # "esc esc interrupt": two presses, one alone does nothing
     startup_timeout = 90
+    question = r"(?i)enter to (?:select|submit|confirm)|Which greeting should"
+    question_lines = 12
 
     def setup(self, env, port):
         env.update({"COPILOT_PROVIDER_BASE_URL": "http://127.0.0.1:%d/v1" % port,
@@ -806,6 +889,10 @@ class Kimi(Agent):
     busy_lines = 5
     dialog = r"─ approval ─[\s\S]*\[1\] Approve"
     dialog_lines = 16
+    # AskUserQuestion: a box "╭─ question ─" with "? <question>", "→ [1] Hello" …, "[3] Other"
+    question = r"─ question ─[\s\S]*\[1\]"
+    question_lines = 14
+    question_quiet = 0.0  # its "Using AskUserQuestion" spinner row keeps moving
     dialog_quiet = 0      # the tool's spinner row above the dialog keeps moving
     approve = ("Enter",)
     deny = ("Escape",)
@@ -1040,7 +1127,8 @@ SIZES = {"small": (80, 24), "narrow": (60, 20)}
 #             turn, a multi-line draft (where the CLI has a newline key)   i, i, w, w, i[, i]
 #   ghost     after a short turn (a suggestion may show): empty; the last prompt's first letters
 #             typed (an autosuggestion may show the rest): pending "ple"          i, i
-EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "composer", "ghost"]
+EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "composer", "ghost",
+               "usagelimit", "ratelimit", "ask", "presets"]
 
 
 # ---------------------------------------------------------------- scenarios
@@ -1190,14 +1278,24 @@ def sc_background(a, p):
 
 
 def sc_ask(a, p):
-    """Claude: the agent asks the user a multiple-choice question (AskUserQuestion): blocked."""
+    """The agent asks the user a multiple-choice question with its question tool (the mock's
+    "ask me": Claude AskUserQuestion, Gemini ask_user, …): blocked; answered, the turn ends."""
+    if a.question_setup:  # the mode the CLI asks questions in (Codex: Plan mode)
+        for _ in range(4):  # a key pressed before the TUI is ready is lost: press again
+            time.sleep(2.0)
+            p.keys(*a.question_setup)
+            time.sleep(1.5)
+            if re.search(a.question_setup_done, bottom(p.text(), 4)):
+                break
+        p.wait(a.question_setup_done, 10, what="question-mode", quiet=a.settle, lines=4)
     p.mark("i")
     p.type("ask me a question first", enter_key=a.submit)
-    p.wait(r"^\s*Enter to select ·", 30, what="question", quiet=0.8, lines=2)
+    p.wait(a.question, 60, what="question", quiet=a.question_quiet, lines=a.question_lines)
+    time.sleep(0.8 - a.question_quiet)
     p.mark("b")
     time.sleep(1.0)
     p.mark("b")
-    p.keys("Enter")
+    p.keys(*a.question_answer)
     p.wait(a.final, 30, what="final")
     a.is_idle(p)
     p.mark("i")
@@ -1339,7 +1437,7 @@ def sc_queued(a, p):
     p.wait(a.slow_text, 20, what="slow-start")
     a.is_working(p)
     p.mark("w")
-    p.type("and a short follow-up", enter_key=a.submit)
+    p.type("and a short follow-up", enter_key=a.queue_key or a.submit)
     time.sleep(1.0)
     p.mark("w")
     p.wait(a.slow_end, 40, what="slow-end")
@@ -1356,6 +1454,106 @@ def sc_error(a, p):
     a.is_idle(p, timeout=60)
     p.mark("i")
     time.sleep(1.5)
+    p.mark("i")
+
+
+def sc_usagelimit(a, p):
+    """The model API says the usage limit is used up (HTTP 429 in its own shape, every retry too).
+    A CLI that shows a usage-limit dialog or banner: blocked; answered so that it keeps waiting or
+    retries (`limit_again`), the screen comes back: blocked again; answered so that it stops
+    (`limit_answer`): idle. `limit_reopen`: a command that opens the limit's dialog again at the
+    idle prompt, answered with `limit_wait` (wait for the reset: its banner, blocked), then stopped.
+    A CLI that only prints an error and returns to its prompt: idle (the turn is over; nothing
+    waits for the person)."""
+    p.mark("i")
+    p.type("usage limit please", enter_key=a.submit)
+    if not a.limit_screen:
+        p.wait(a.limit_error, 60, what="limit-error")
+        a.is_idle(p, timeout=60)
+        p.mark("i")
+        time.sleep(1.5)
+        p.mark("i")
+        return
+
+    def blocked(what):
+        p.wait(a.limit_screen, 60, what=what, quiet=0.8, lines=a.limit_lines)
+        p.mark("b")
+        time.sleep(1.0)
+
+    def stop():
+        p.keys(*a.limit_answer)
+        p.wait(a.limit_screen, 20, gone=True, what="limit-screen-gone", lines=a.limit_lines)
+        a.is_idle(p, timeout=30)
+        p.mark("i")
+        time.sleep(1.5)
+        p.mark("i")
+
+    blocked("limit-screen")
+    p.mark("b")
+    if a.limit_again:
+        p.keys(*a.limit_again)
+        time.sleep(1.5)
+        blocked("limit-screen-again")
+    stop()
+    if a.limit_reopen:
+        p.type(a.limit_reopen, enter=False)
+        time.sleep(1.0)
+        p.keys("Enter")
+        blocked("limit-dialog")
+        if re.search(a.limit_wait_if, p.text()):
+            p.keys(*a.limit_wait)
+            time.sleep(1.0)
+            blocked("limit-waiting")
+            stop()
+        else:  # no "wait here" choice (2.1.197): its first choice, "Stop and wait for limit to reset"
+            p.keys("Enter")
+            p.wait(a.limit_screen, 20, gone=True, what="limit-dialog-gone", lines=a.limit_lines)
+            a.is_idle(p, timeout=30)
+            p.mark("i")
+
+
+def sc_ratelimit(a, p):
+    """A per-minute rate limit: HTTP 429 with a 3 s retry-after for the first two requests, then
+    the answer. A CLI that retries shows its retry notice (working, never blocked) and then answers;
+    one that gives up prints the error and is idle. Either way the turn ends idle."""
+    p.mark("i")
+    p.type("rate limit please", enter_key=a.submit)
+    t = p.wait(a.answer + "|" + (a.limit_error or "$^") + "|" + (a.busy or "$^"), 30, what="rate-limit")
+    if a.busy and re.search(a.busy, bottom(t, a.busy_lines), re.M) and not re.search(a.answer, t):
+        time.sleep(0.5)
+        p.mark("w")
+    p.wait(a.answer + "|" + (a.limit_error or "$^") + "|Error|error", 60, what="rate-limit-end")
+    a.is_idle(p, timeout=60)
+    p.mark("i")
+
+
+def sc_presets(a, p):
+    """Codex approval presets (/permissions): the picker the user opened (idle), the "Enable full
+    access?" confirmation with its "1. Yes, continue anyway" (a settings question: other, never
+    blocked), then a command that needs approval runs unasked under Full Access (never blocked)."""
+    p.mark("i")
+    p.type("/permissions", enter=False)
+    time.sleep(1.0)
+    p.keys("Enter")
+    p.wait(r"Full Access", 15, what="preset-picker", quiet=a.settle)
+    p.mark("i")
+    for _ in range(6):  # move the picker's cursor (›) to Full Access
+        if re.search(r"^\s*› \d\. Full Access", p.text(), re.M):
+            break
+        p.keys("Down")
+        time.sleep(0.4)
+    p.keys("Enter")
+    p.wait(r"Enable full access\?", 15, what="full-access-question", quiet=a.settle)
+    p.mark("o")
+    time.sleep(1.0)
+    p.mark("o")
+    p.keys("Enter")
+    p.wait(r"Permission selection requested: Full Access|Full Access", 15, what="preset-set")
+    p.wait(a.ready, 15, what="ready", quiet=a.settle)
+    p.mark("i")
+    p.type("perm: please run the command", enter_key=a.submit)
+    p.wait(a.final, 30, what="final")
+    a.is_idle(p)
     p.mark("i")
 
 
@@ -1418,7 +1616,8 @@ def sc_noanim(a, p):
     sc_slow(a, p)
 
 
-SCENARIOS = {"composer": sc_composer, "ghost": sc_ghost, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
+SCENARIOS = {"presets": sc_presets, "usagelimit": sc_usagelimit, "ratelimit": sc_ratelimit,
+             "composer": sc_composer, "ghost": sc_ghost, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
              "queued": sc_queued, "error": sc_error, "longtool": sc_longtool, "notitle": sc_notitle,
              "plan": sc_plan, "noanim": sc_noanim, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
@@ -1585,6 +1784,7 @@ def main():
         mock = Mock(dump=args.dump)
         env = fresh_home()
         env["LOOKOUT_CAPTURE"] = "1"
+        agent.case = args.cases[0] if args.cases else None
         agent.setup(env, mock.port)
         cols, rows = (80, 24) if "small" in args.cases else (120, 40)
         cmd = "cd %s && exec env -i %s %s" % (

@@ -28,10 +28,27 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "background"    -> a long command left running in the background: Anthropic Bash `sleep 25`
                               with run_in_background; elsewhere the shell tool with `sleep 20` and its
                               background flag (is_background / yield_time_ms) when the schema has one
-  contains "ask me"        -> (Anthropic) AskUserQuestion with two options (the agent waits for an answer)
+  contains "ask me"        -> the client's question tool with one two-option question (the agent waits
+                              for an answer): Anthropic AskUserQuestion; elsewhere ask_user (Gemini),
+                              ask_user_question (Qwen), request_user_input (Codex), question
+                              (opencode/kilo) … whichever the client offers, its arguments shaped by
+                              the tool's schema
   contains "sub" + "agent" -> (Anthropic) the Agent/Task tool with a sub-agent asked for a slow answer
   contains "fail"          -> the API answers HTTP 400 with its own error body (not retried): the
                               turn ends in an API error
+  contains "usage limit"   -> HTTP 429, the account's usage limit / quota is used up (every request of
+                              that prompt, so retries fail too), in each API's own shape with its
+                              reset headers (see limit_error): Anthropic rate_limit_error with
+                              retry-after, anthropic-ratelimit-*-reset and the subscription's
+                              anthropic-ratelimit-unified-* headers; Responses usage_limit_reached
+                              with resets_at (Codex's ChatGPT plan limit); Chat insufficient_quota
+                              with x-ratelimit-reset-*; Gemini RESOURCE_EXHAUSTED with a per-day
+                              QuotaFailure. The reset is --limit-reset-minutes (default 150) ahead.
+  contains "rate limit"    -> HTTP 429, a per-minute rate limit (Anthropic rate_limit_error, OpenAI
+                              rate_limit_exceeded, Gemini RESOURCE_EXHAUSTED per minute) with a
+                              3 s retry-after, for the first --limit-retries (default 2) requests
+                              of that prompt; then the normal short answer (a client that retries
+                              gets through)
   contains "long tool"     -> a shell command that runs silently for --long-seconds (default 32 s),
                               asked for like "perm" (the CLI may ask first)
   otherwise                -> --scenario (default "short": a one-line answer)
@@ -116,6 +133,10 @@ def choose(text, has_tools):
         return "quick"
     if "fail" in t:
         return "error"
+    if "usage limit" in t:
+        return "usage_limit"
+    if "rate limit" in t:
+        return "rate_limit"
     if "long tool" in t:
         return "long"
     if "slow" in t:
@@ -285,6 +306,57 @@ def args_for(name, schema, kind):
     return out
 
 
+ASK_NAMES = ["askuserquestion", "ask_user", "ask_user_question", "request_user_input", "question",
+             "ask_followup_question", "ask_question", "askuser", "ask"]
+ASK_QUESTION = {"question": "Which greeting should the file use?", "header": "Greeting", "id": "greeting",
+                "type": "choice", "multiSelect": False, "multiple": False,
+                "options": [{"label": "Hello", "description": "A plain hello."},
+                            {"label": "Howdy", "description": "A friendly howdy."}]}
+
+
+def ask_value(schema, key):
+    """ASK_QUESTION's value for `key`, shaped as the schema asks (options as objects or strings)."""
+    v = ASK_QUESTION.get(key)
+    if key in ("options", "choices", "suggestions", "follow_up", "answers"):
+        items = (schema or {}).get("items") or {}
+        if items.get("type") == "object" or "properties" in items:
+            keys = (items.get("properties") or {}).keys()
+            return [{k: o.get(k, json_from_schema((items.get("properties") or {}).get(k)))
+                     for k in keys} for o in ASK_QUESTION["options"]]
+        return [o["label"] for o in ASK_QUESTION["options"]]
+    if v is None:
+        return json_from_schema(schema)
+    return v
+
+
+def ask_args(schema):
+    """Arguments for the client's question tool: one multiple-choice question, in its schema."""
+    props = (schema or {}).get("properties") or {}
+    if "message" in props and "requestedSchema" in props:  # an elicitation form (Copilot's ask_user)
+        return {"message": ASK_QUESTION["question"], "requestedSchema": {
+            "type": "object", "required": ["greeting"], "properties": {"greeting": {
+                "type": "string", "title": ASK_QUESTION["header"], "description": "The greeting to use.",
+                "enum": [o["label"] for o in ASK_QUESTION["options"]]}}}}
+    out = {}
+    for k, v in props.items():
+        lk = k.lower()
+        if lk == "questions":
+            item = (v or {}).get("items") or {}
+            iprops = item.get("properties") or {}
+            out[k] = [{ik: ask_value(iv, ik) for ik, iv in iprops.items()
+                       if ik in ASK_QUESTION or ik in (item.get("required") or [])}]
+        elif lk in ASK_QUESTION or lk in ("choices", "suggestions", "follow_up"):
+            out[k] = ask_value(v, lk)
+        elif k in ((schema or {}).get("required") or []):
+            out[k] = json_from_schema(v)
+    return out
+
+
+def plan_ask(tools):
+    t = pick_tool(tools, ASK_NAMES, ["ask_user", "askuser", "user_input", "question"])
+    return (t[0], ask_args(t[1])) if t else None
+
+
 def plan_tool(tools, scenario):
     """Return (name, args_dict) for the scenario, or None."""
     if scenario == "write":
@@ -352,6 +424,89 @@ def api_error(api):
     return {"error": {"message": msg, "type": "invalid_request_error", "param": None, "code": "mock_error"}}
 
 
+LIMIT_SEEN = {}  # (api, prompt) -> how many rate-limited requests were answered 429
+
+
+def limit_error(api, scen, prompt):
+    """(status, headers, body) of a 429 in the API's own shape, or None when a transient rate limit
+    has been answered often enough and the request should go through."""
+    now = time.time()
+    if scen == "rate_limit":
+        with LOCK:
+            n = LIMIT_SEEN.get((api, prompt), 0)
+            LIMIT_SEEN[(api, prompt)] = n + 1
+        if n >= ARGS.limit_retries:
+            return None
+        wait = 3
+    else:
+        wait = ARGS.limit_reset_minutes * 60
+    reset = now + wait
+    rfc3339 = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(reset))
+    h = {"retry-after": str(int(wait))}
+    if api == "anthropic":
+        for k in ("requests", "tokens", "input-tokens", "output-tokens"):
+            h["anthropic-ratelimit-%s-limit" % k] = "50" if k == "requests" else "40000"
+            h["anthropic-ratelimit-%s-remaining" % k] = "0"
+            h["anthropic-ratelimit-%s-reset" % k] = rfc3339
+        h["request-id"] = nid("req")
+        if scen == "usage_limit":  # a subscription's five-hour window used up
+            h.update({"anthropic-ratelimit-unified-status": "rejected",
+                      "anthropic-ratelimit-unified-reset": str(int(reset)),
+                      "anthropic-ratelimit-unified-representative-claim": "five_hour",
+                      "anthropic-ratelimit-unified-5h-status": "rejected",
+                      "anthropic-ratelimit-unified-5h-reset": str(int(reset)),
+                      "anthropic-ratelimit-unified-5h-utilization": "1.0",
+                      "anthropic-ratelimit-unified-7d-status": "allowed",
+                      "anthropic-ratelimit-unified-7d-utilization": "0.42",
+                      "anthropic-ratelimit-unified-overage-status": "rejected",
+                      "anthropic-ratelimit-unified-fallback-percentage": "0.5"})
+            msg = "This request would exceed your account's rate limit. Please try again later."
+        else:
+            msg = ("This request would exceed the rate limit for your organization of 50 requests per "
+                   "minute. For details, refer to: https://docs.claude.com/en/api/rate-limits.")
+        return 429, h, {"type": "error", "error": {"type": "rate_limit_error", "message": msg},
+                        "request_id": h["request-id"]}
+    if api == "gemini":
+        if scen == "usage_limit":
+            qid, retry = "GenerateRequestsPerDayPerProjectPerModel-FreeTier", "%ds" % wait
+            msg = ("You exceeded your current quota, please check your plan and billing details. For more "
+                   "information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.\n"
+                   "* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier"
+                   "_requests, limit: 50, model: gemini-2.5-pro")
+        else:
+            qid, retry = "GenerateRequestsPerMinutePerProjectPerModel-FreeTier", "3s"
+            msg = ("You exceeded your current quota, please check your plan and billing details.\n"
+                   "* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier"
+                   "_requests, limit: 5, model: gemini-2.5-pro\nPlease retry in 3s.")
+        return 429, h, {"error": {"code": 429, "message": msg, "status": "RESOURCE_EXHAUSTED",
+                                  "details": [
+            {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": [{
+                "quotaMetric": "generativelanguage.googleapis.com/generate_content_free_tier_requests",
+                "quotaId": qid, "quotaDimensions": {"location": "global", "model": "gemini-2.5-pro"},
+                "quotaValue": "50" if scen == "usage_limit" else "5"}]},
+            {"@type": "type.googleapis.com/google.rpc.Help", "links": [{
+                "description": "Learn more about Gemini API quotas",
+                "url": "https://ai.google.dev/gemini-api/docs/rate-limits"}]},
+            {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": retry}]}}
+    # OpenAI (Chat Completions and Responses)
+    for k in ("requests", "tokens"):
+        h["x-ratelimit-limit-%s" % k] = "500" if k == "requests" else "30000"
+        h["x-ratelimit-remaining-%s" % k] = "0"
+        h["x-ratelimit-reset-%s" % k] = "%ds" % wait if wait < 60 else "%dm%ds" % (wait // 60, wait % 60)
+    h["x-request-id"] = nid("req")
+    if scen == "rate_limit":
+        return 429, h, {"error": {"message": "Rate limit reached for mock-model in organization org-mock on "
+                                             "requests per min (RPM): Limit 3, Used 3, Requested 1. Please try "
+                                             "again in 3s.", "type": "requests", "param": None,
+                                  "code": "rate_limit_exceeded"}}
+    if api == "responses":  # Codex signed in with a ChatGPT plan: its own usage-limit error
+        return 429, h, {"error": {"type": "usage_limit_reached", "message": "The usage limit has been reached",
+                                  "plan_type": "plus", "resets_at": int(reset), "resets_in_seconds": int(wait)}}
+    return 429, h, {"error": {"message": "You exceeded your current quota, please check your plan and billing "
+                                         "details.", "type": "insufficient_quota", "param": None,
+                              "code": "insufficient_quota"}}
+
+
 def completion_tool(tools):
     for n, s in tools:
         if n.lower() in ("attempt_completion", "complete_task", "submit"):
@@ -390,9 +545,11 @@ class Handler(BaseHTTPRequestHandler):
         except Exception:
             return {}
 
-    def send_json(self, obj, code=200):
+    def send_json(self, obj, code=200, headers=None):
         data = json.dumps(obj).encode()
         self.send_response(code)
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -423,6 +580,18 @@ class Handler(BaseHTTPRequestHandler):
         self.chunk(s)
 
     # -- dispatch
+    def limited(self, api, scen, prompt):
+        """Answer a usage/rate-limit scenario with its 429; False when the request goes through."""
+        if scen not in ("usage_limit", "rate_limit"):
+            return False
+        e = limit_error(api, scen, prompt)
+        if e is None:
+            log("POST %s api=%s scenario=%s -> through" % (self.path, api, scen))
+            return False
+        log("POST %s api=%s scenario=%s -> 429" % (self.path, api, scen))
+        self.send_json(e[2], e[0], e[1])
+        return True
+
     def do_GET(self):
         path = self.path.split("?")[0]
         log("GET %s" % self.path)
@@ -489,6 +658,10 @@ class Handler(BaseHTTPRequestHandler):
         if scen == "error":
             log("POST %s api=anthropic scenario=error -> 400" % self.path)
             return self.send_json(api_error("anthropic"), 400)
+        if self.limited("anthropic", scen, utext):
+            return
+        if scen in ("usage_limit", "rate_limit"):
+            scen = "short"
         log("POST %s api=anthropic scenario=%s model=%s stream=%s tools=%d" % (
             self.path, scen, model, stream, len(tools)))
 
@@ -597,8 +770,9 @@ class Handler(BaseHTTPRequestHandler):
         utext = text_of(users[-1].get("content")) if users else ""
         system = "\n".join(text_of(m.get("content")) for m in msgs if m.get("role") in ("system", "developer"))
         # Text-protocol clients (aider's edit formats, cline's XML tools) offer no tools but still act.
-        aider = not tools and ("SEARCH/REPLACE" in system or "aider" in system.lower())
+        # cline 2.x's XML-tool prompt also teaches SEARCH/REPLACE blocks: XML tools come first
         xml_tools = not tools and "<execute_command>" in system
+        aider = not tools and not xml_tools and ("SEARCH/REPLACE" in system or "aider" in system.lower())
         has_tools = bool(tools) or aider or xml_tools
         rf = body.get("response_format") or {}
         if rf.get("type") in ("json_object", "json_schema"):
@@ -613,6 +787,10 @@ class Handler(BaseHTTPRequestHandler):
         if scen == "error":
             log("POST %s api=chat scenario=error -> 400" % self.path)
             return self.send_json(api_error("chat"), 400)
+        if self.limited("chat", scen, utext):
+            return
+        if scen in ("usage_limit", "rate_limit"):
+            scen = "short"
         log("POST %s api=chat scenario=%s model=%s stream=%s tools=%d%s" % (
             self.path, scen, model, stream, len(tools),
             " aider" if aider else " xml" if xml_tools else ""))
@@ -633,6 +811,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scen == "bg" and tools:
             call = plan_tool(tools, "bg")
             text = "I will start a long command in the background."
+        elif scen == "ask" and plan_ask(tools):
+            call = plan_ask(tools)
+            text = "I need to ask you something first."
         elif scen == "long":
             cmd = LONG_CMD % ARGS.long_seconds
             if aider:
@@ -743,6 +924,10 @@ class Handler(BaseHTTPRequestHandler):
         if scen == "error":
             log("POST %s api=responses scenario=error -> 400" % self.path)
             return self.send_json(api_error("responses"), 400)
+        if self.limited("responses", scen, last_user):
+            return
+        if scen in ("usage_limit", "rate_limit"):
+            scen = "short"
         log("POST %s api=responses scenario=%s model=%s stream=%s tools=%d" % (
             self.path, scen, model, stream, len(tools)))
         text, slow, call = "", False, None
@@ -766,6 +951,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scen == "bg":
             call = plan_tool(tools, "bg")
             text = "I will start a long command in the background."
+        elif scen == "ask" and plan_ask(tools):
+            call = plan_ask(tools)
+            text = "I need to ask you something first."
         else:
             text = short_answer(last_user)
 
@@ -845,6 +1033,10 @@ class Handler(BaseHTTPRequestHandler):
         if scen == "error":
             log("POST %s api=gemini scenario=error -> 400" % self.path)
             return self.send_json(api_error("gemini"), 400)
+        if self.limited("gemini", scen, utext):
+            return
+        if scen in ("usage_limit", "rate_limit"):
+            scen = "short"
         log("POST %s api=gemini scenario=%s model=%s stream=%s tools=%d%s" % (
             self.path.split("?")[0], scen, model, stream, len(tools), " json" if wants_json else ""))
         text, slow, call = "", False, None
@@ -868,6 +1060,9 @@ class Handler(BaseHTTPRequestHandler):
         elif scen in ("perm", "write"):
             call = plan_tool(tools, scen)
             text = "I will run a command that needs your permission."
+        elif scen == "ask" and plan_ask(tools):
+            call = plan_ask(tools)
+            text = "I need to ask you something first."
         else:
             text = short_answer(utext)
         usage = {"promptTokenCount": 120, "candidatesTokenCount": 30, "totalTokenCount": 150}
@@ -905,6 +1100,10 @@ def main():
     ap.add_argument("--scenario", default="short", choices=["short", "slow", "perm", "write"])
     ap.add_argument("--slow-seconds", type=float, default=7.0)
     ap.add_argument("--long-seconds", type=int, default=32, help="how long the 'long tool' command runs")
+    ap.add_argument("--limit-reset-minutes", type=int, default=150,
+                    help="usage limit: how far ahead the reset time is")
+    ap.add_argument("--limit-retries", type=int, default=2,
+                    help="rate limit: how many requests of a prompt are answered 429 before one goes through")
     ap.add_argument("--dump", metavar="DIR", help="save every request body as DIR/<n>.json (debugging)")
     ap.add_argument("--project", metavar="DIR", help="the client's project folder (for absolute paths)")
     ARGS = ap.parse_args()

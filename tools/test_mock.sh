@@ -35,6 +35,17 @@ check anthropic-long 'time.sleep(32)' $B/v1/messages -d '{"tools":[{"name":"Bash
 check responses-long 'time.sleep(32)' $B/v1/responses -d '{"stream":true,"tools":[{"type":"function","name":"exec_command","parameters":{"type":"object","properties":{"cmd":{"type":"string"}}}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"a long tool run"}]}]}'
 check chat-long 'time.sleep(32)' $B/v1/chat/completions -d '{"stream":true,"tools":['"$SH"'],"messages":[{"role":"user","content":"a long tool run"}]}'
 
+check anthropic-usage-limit 'rate_limit_error' $B/v1/messages -d '{"tools":[{"name":"Bash","input_schema":{}}],"messages":[{"role":"user","content":"usage limit please"}]}'
+check anthropic-usage-limit-headers 'anthropic-ratelimit-unified-reset' -i $B/v1/messages -d '{"tools":[{"name":"Bash","input_schema":{}}],"messages":[{"role":"user","content":"usage limit please"}]}'
+check responses-usage-limit 'usage_limit_reached' $B/v1/responses -d '{"tools":[{"type":"function","name":"exec_command","parameters":{}}],"input":[{"type":"message","role":"user","content":[{"type":"input_text","text":"usage limit"}]}]}'
+check chat-usage-limit 'insufficient_quota' $B/v1/chat/completions -d '{"tools":['"$SH"'],"messages":[{"role":"user","content":"usage limit please"}]}'
+check gemini-usage-limit 'RESOURCE_EXHAUSTED' "$B/v1beta/models/m:streamGenerateContent?alt=sse" -d '{"contents":[{"role":"user","parts":[{"text":"usage limit"}]}],"tools":[{"functionDeclarations":[{"name":"run_shell_command","parametersJsonSchema":{}}]}]}'
+RL='{"tools":['"$SH"'],"messages":[{"role":"user","content":"rate limit please"}]}'
+check chat-rate-limit-1 'rate_limit_exceeded' $B/v1/chat/completions -d "$RL"
+check chat-rate-limit-2 'rate_limit_exceeded' $B/v1/chat/completions -d "$RL"
+check chat-rate-limit-then-through 'Mock answer' $B/v1/chat/completions -d "$RL"
+check gemini-ask-user '"ask_user"' "$B/v1beta/models/m:streamGenerateContent?alt=sse" -d '{"contents":[{"role":"user","parts":[{"text":"ask me a question"}]}],"tools":[{"functionDeclarations":[{"name":"ask_user","parametersJsonSchema":{"type":"object","properties":{"questions":{"type":"array","items":{"type":"object","properties":{"question":{"type":"string"},"options":{"type":"array","items":{"type":"object","properties":{"label":{"type":"string"}}}}}}}}}}]}]}'
+check chat-question-tool 'Which greeting' $B/v1/chat/completions -d '{"tools":[{"type":"function","function":{"name":"question","parameters":{"type":"object","properties":{"questions":{"type":"array","items":{"type":"object","properties":{"question":{"type":"string"}}}}}}}}],"messages":[{"role":"user","content":"ask me a question"}]}'
 check models-list 'mock-model' $B/v1/models
 check quote-scenario 'only a quote' $B/v1/chat/completions -d '{"tools":['"$SH"'],"messages":[{"role":"user","content":"quote a permission prompt"}]}'
 TERM_SH='{"type":"function","function":{"name":"terminal","parameters":{"type":"object","properties":{"command":{"type":"string"},"security_risk":{"type":"string","enum":["LOW","MEDIUM","HIGH"]}},"required":["command","security_risk"]}}}'

@@ -7,6 +7,7 @@ use super::error::{ManifestError, ManifestErrorKind as K};
 use super::raw::{OneOrMany, RawManifest, RawRule};
 use super::{HookPolicy, Region, RuleState};
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
+use std::sync::Arc;
 use std::time::Duration;
 
 const MAX_FILE_BYTES: usize = 256 * 1024;
@@ -80,6 +81,10 @@ pub struct CompiledRule {
     pub spinner: Option<bool>,
     /// `settled`.
     pub settled: bool,
+    /// `label`.
+    pub label: Option<Arc<str>>,
+    /// `resets_at` (its group `at` is the reset time as shown).
+    pub resets_at: Option<Regex>,
 }
 
 /// Parses and validates one manifest. `file` names it in errors.
@@ -239,6 +244,34 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestEr
     let all = build("all", &all_src);
     let unless = build("unless", &unless_src);
     let unless_below = build("unless_below", &below_src);
+    let resets_at = match raw.resets_at.as_deref().map(|p| (p, build_regex(p))) {
+        None => None,
+        Some((p, _)) if p.chars().count() > MAX_PATTERN_CHARS => {
+            err("resets_at", K::PatternTooLong(p.chars().count()));
+            None
+        }
+        Some((_, Ok(re))) if re.capture_names().any(|n| n == Some("at")) => Some(re),
+        Some((_, Ok(_))) => {
+            err("resets_at", K::NoResetGroup);
+            None
+        }
+        Some((_, Err(e))) => {
+            err("resets_at", K::BadRegex(e.to_string()));
+            None
+        }
+    };
+    let label_ok = |l: &str| {
+        (1..=32).contains(&l.len())
+            && l.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    };
+    let label = match raw.label {
+        Some(l) if !label_ok(&l) => {
+            err("label", K::BadLabel(l));
+            None
+        }
+        l => l.map(|l| Arc::from(l.as_str())),
+    };
 
     let has_condition = has_patterns
         || raw.quiet_ms.is_some()
@@ -266,6 +299,8 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestEr
         alternate_screen: raw.alternate_screen,
         spinner: raw.spinner,
         settled: raw.settled.unwrap_or(false),
+        label,
+        resets_at,
     })
 }
 
@@ -479,6 +514,30 @@ mod tests {
                 &"t.toml: field `policy`: unknown policy `latch`; expected dominate or evidence"
                     .to_owned()
             )
+        );
+    }
+
+    #[test]
+    fn a_label_is_a_short_word_and_resets_at_names_its_group() {
+        let ok = compile_file(
+            "t.toml",
+            "kind=\"k\"\n[[screen]]\nid=\"a\"\nstate=\"blocked\"\nregex='x'\nlabel=\"usage_limit\"\nresets_at='resets (?P<at>\\d+)'",
+        )
+        .expect("valid");
+        assert_eq!(ok.rules[0].label.as_deref(), Some("usage_limit"));
+        assert!(ok.rules[0].resets_at.is_some());
+        assert!(
+            one("state = \"blocked\"\nregex=['x']\nlabel=\"Usage limit\"")
+                .contains("field `label`: label `Usage limit` must be 1 to 32")
+        );
+        assert!(one("state = \"blocked\"\nregex=['x']\nlabel=\"\"").contains("field `label`"));
+        assert!(
+            one("state = \"blocked\"\nregex=['x']\nresets_at='resets (\\d+)'")
+                .contains("field `resets_at`: needs a capture group named `at`")
+        );
+        assert!(
+            one("state = \"blocked\"\nregex=['x']\nresets_at='(?P<at>'")
+                .contains("field `resets_at`: regex does not compile")
         );
     }
 

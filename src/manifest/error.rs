@@ -37,6 +37,10 @@ pub enum ManifestErrorKind {
     Empty,
     /// The file could not be read.
     Io(String),
+    /// A label that is not 1–32 of `a-z`, `0-9`, `_`.
+    BadLabel(String),
+    /// `resets_at` has no capture group named `at`.
+    NoResetGroup,
     /// A `[composer] shape` other than box/rules/glyph/bar.
     UnknownShape(String),
     /// `[composer] shape = "glyph"` without a `glyph`.
@@ -127,6 +131,8 @@ impl fmt::Display for ManifestErrorKind {
             DuplicateId => write!(f, "duplicate rule id"),
             Empty => write!(f, "must not be empty"),
             Io(m) => write!(f, "cannot read: {m}"),
+            BadLabel(l) => write!(f, "label `{l}` must be 1 to 32 of a-z, 0-9 and _"),
+            NoResetGroup => write!(f, "needs a capture group named `at` (?P<at>…)"),
             UnknownShape(s) => write!(
                 f,
                 "unknown composer shape `{s}`; expected box, rules, glyph or bar"

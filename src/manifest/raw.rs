@@ -142,4 +142,9 @@ pub struct RawRule {
     pub spinner: Option<bool>,
     /// Positive idle evidence: skip settling.
     pub settled: Option<bool>,
+    /// A label the pane carries while this rule decides it (`usage_limit`).
+    pub label: Option<String>,
+    /// A regex with a group named `at`: the reset time the screen shows, captured only when the
+    /// pane's state is read and this rule decided it (never during a tick).
+    pub resets_at: Option<String>,
 }

@@ -262,6 +262,7 @@ mod tests {
             version: None,
             liveness: crate::panes::Liveness::default(),
             composer: Default::default(),
+            resets_at: None,
         }
     }
 
