@@ -205,6 +205,51 @@ fn a_follow_up_while_working_is_queued() {
     assert_eq!(v["enters"], 1, "one Enter, never more: {v}");
 }
 
+/// A follow-up sent while the agent works, taken out of the box to send next (as Claude, Gemini,
+/// Qwen and opencode show "queued" above it): queued.
+#[test]
+fn a_follow_up_taken_to_a_queue_is_queued() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let _agent = run_pane(&s, "q", &["python3", FAKE], &[("FAKE_WORK_MS", "8000")]);
+    ready(&s, "q");
+    let (code, v) = send_cli(&s, &["q", "first task"]);
+    assert_eq!((code, v["verdict"].as_str()), (0, Some("confirmed")), "{v}");
+    wait_until(
+        "working with an empty composer",
+        || {
+            state(&s, "q").is_some_and(|p| {
+                p.lifecycle == LifecycleState::Working && p.composer.state == ComposerState::Empty
+            })
+        },
+        || format!("{:?}", state(&s, "q")),
+    );
+    let (code, v) = send_cli(&s, &["q", "then this"]);
+    assert_eq!((code, v["verdict"].as_str()), (3, Some("queued")), "{v}");
+}
+
+/// An Enter that opened a picker is never followed by one that would choose in it.
+#[test]
+fn enter_is_never_pressed_into_a_menu_the_text_opened() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let mut agent = run_pane(&s, "m", &["python3", FAKE], &[]);
+    ready(&s, "m");
+    let (code, v) = send_cli(&s, &["m", "/pick"]);
+    assert_eq!(
+        (code, v["verdict"].as_str()),
+        (4, Some("unconfirmed")),
+        "{v}"
+    );
+    assert_eq!(v["enters"], 1, "{v}");
+    agent.wait_for_text("Enter to choose");
+    assert!(
+        !agent.text().contains("CHOSEN"),
+        "a second Enter chose: {}",
+        agent.text()
+    );
+}
+
 /// A recording of the real Claude Code at its permission dialog, replayed through a PTY: the pane
 /// needs input, but a dialog's, so a prompt is never typed into it.
 #[test]
@@ -239,14 +284,12 @@ fn a_real_claude_dialog_is_never_typed_into() {
     assert_eq!(v["enters"], 0, "{v}");
 }
 
-/// A tmux pane, through the tmux source: typed with `send-keys`, the agent shows exactly the text.
-#[test]
-fn a_tmux_pane_is_typed_into_through_its_source() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let s = Served::start_in(dir.path(), 100);
-    let name = format!("lookout-send-{}", std::process::id());
+/// A fake agent as `claude` in a pane of a tmux server of its own, watched by `s`: the server,
+/// and the pane's lookout id.
+fn tmux_agent(s: &Served, dir: &Path, env: &str) -> (Tmux, String, String) {
+    let name = format!("lookout-send-{}-{}", std::process::id(), env.len());
     // the fake is `claude` on the pane's PATH, as a real install would be
-    let bin = dir.path().join("bin");
+    let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("bin");
     let claude = bin.join("claude");
     std::fs::copy(FAKE, &claude).expect("copy the fake agent");
@@ -258,7 +301,7 @@ fn a_tmux_pane_is_typed_into_through_its_source() {
         30,
         &[],
         &format!(
-            "env PATH={}:{} claude",
+            "env {env} PATH={}:{} claude",
             bin.display(),
             std::env::var("PATH").unwrap_or_default()
         ),
@@ -277,13 +320,19 @@ fn a_tmux_pane_is_typed_into_through_its_source() {
     let id = format!("tmux:{name}:{pane}");
     wait_until(
         "the tmux pane on the server",
-        || state(&s, &id).is_some(),
-        || {
-            let list = s.client().call_raw("pane.list", serde_json::json!({}));
-            format!("{list:?}\n{}", tmux.screen(&pane))
-        },
+        || state(s, &id).is_some(),
+        || format!("{}", tmux.screen(&pane)),
     );
-    ready(&s, &id);
+    ready(s, &id);
+    (tmux, pane, id)
+}
+
+/// A tmux pane, through the tmux source: typed with `send-keys`, the agent shows exactly the text.
+#[test]
+fn a_tmux_pane_is_typed_into_through_its_source() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let (tmux, pane, id) = tmux_agent(&s, dir.path(), "FAKE_WORK_MS=1500");
     let text = "tmux \u{2063}says hi";
     let (code, v) = send_cli(&s, &[&id, text]);
     assert_eq!((code, v["verdict"].as_str()), (0, Some("confirmed")), "{v}");
@@ -292,4 +341,15 @@ fn a_tmux_pane_is_typed_into_through_its_source() {
         || tmux.screen(&pane).contains(&format!("Done: {text}")),
         || tmux.screen(&pane),
     );
+}
+
+/// The tmux source sees a pane's screen only every half second: an empty composer on a screen
+/// from before the typing proves nothing. Enter that does nothing is swallowed, never confirmed.
+#[test]
+fn a_screen_behind_the_typing_never_confirms() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let (_tmux, _pane, id) = tmux_agent(&s, dir.path(), "FAKE_SWALLOW=1");
+    let (code, v) = send_cli(&s, &[&id, "not taken", "--timeout", "10s"]);
+    assert_eq!((code, v["verdict"].as_str()), (5, Some("swallowed")), "{v}");
 }

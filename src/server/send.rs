@@ -5,10 +5,12 @@
 //! Before anything is typed the pane must exist, have a driver (its source, `pane.drive`), not be
 //! dead, and — unless forced — not be blocked (the cursor is in a menu) and have a composer proven
 //! empty. Then: type (one `keys` line to the driver), settle (longer for `/` and `$` input, so a
-//! completion popup cannot eat the Enter), Enter, watch. A composer proven empty after Enter, or a
-//! move to working/blocked after that Enter from an idle/done pane, confirms; text still pending on
-//! an idle agent after the last Enter was swallowed; pending while it works, on an agent known to
-//! queue, is queued. The world thread calls in between ticks; state is read through `panes`;
+//! completion popup cannot eat the Enter) until the composer shows the text (a screen behind the
+//! typing proves nothing), Enter, watch. The composer empty after it showed the text, or a move to
+//! working/blocked after that Enter from an idle/done pane, confirms — or, on a working agent
+//! known to queue, is queued; text still pending on an idle agent after the last Enter was
+//! swallowed. Enter is pressed again only into our own text still in the box: an Enter that
+//! opened a menu (a `/model` picker) is never followed by one that would choose in it. The world thread calls in between ticks; state is read through `panes`;
 //! keys go out as lines on the driver's connection. No I/O of its own.
 
 use crate::components::{ComposerState, LifecycleState};
@@ -31,6 +33,8 @@ const SETTLE: Duration = Duration::from_millis(150);
 const SETTLE_POPUP: Duration = Duration::from_millis(700);
 /// How long a send waits for the pane's source to drive it.
 const DRIVER_WAIT: Duration = Duration::from_secs(2);
+/// How long the first Enter waits for the typed text to show in the composer.
+const SHOW_MAX: Duration = Duration::from_secs(2);
 /// How long a `submit: false` send waits for the composer to show the text.
 const SHOW: Duration = Duration::from_millis(800);
 
@@ -59,6 +63,10 @@ struct Sending {
     enters: u32,
     /// The pane moved to working or blocked after an Enter.
     moved: bool,
+    /// The composer showed the typed text (before an Enter): an empty one later is proof.
+    seen_pending: bool,
+    /// The first Enter waits for the text to show until this instant at most.
+    show_by: Instant,
     /// The agent holds input typed while it works (its manifest says so).
     queues: bool,
 }
@@ -111,6 +119,8 @@ impl Sends {
             phase: Phase::Driverless(deadline.min(now + DRIVER_WAIT)),
             enters: 0,
             moved: false,
+            seen_pending: false,
+            show_by: now,
             queues,
             request,
         };
@@ -186,7 +196,10 @@ impl Sends {
         let s = &mut self.active[i];
         s.phase = match s.phase {
             Phase::Typing(_) if !s.request.submit => Phase::Watching(now + SHOW),
-            Phase::Typing(_) => Phase::Settling(now + settle(&s.request.text)),
+            Phase::Typing(_) => {
+                s.show_by = now + SHOW_MAX;
+                Phase::Settling(now + settle(&s.request.text))
+            }
             _ => Phase::Watching(now + WATCH),
         };
     }
@@ -282,11 +295,27 @@ impl Sends {
                 _ => None,
             };
         }
-        if s.enters > 0 && matches!(s.phase, Phase::Watching(_)) {
-            if composer == ComposerState::Empty {
+        let typed_in = !matches!(s.phase, Phase::Typing(_));
+        if pending_ours && typed_in && !matches!(s.phase, Phase::Watching(_)) {
+            // Seen before the Enter that is due (the screen caught up with the typing).
+            self.active[i].seen_pending = true;
+        }
+        let s = &self.active[i];
+        let working = state.lifecycle == LifecycleState::Working;
+        let watching = s.enters > 0 && matches!(s.phase, Phase::Watching(_));
+        if watching {
+            // Empty after the text was seen in it: the Enter took it (the box empties no other
+            // way); an agent at work that queues holds it to send next.
+            if composer == ComposerState::Empty && s.seen_pending {
+                if s.queues && working && s.baseline == LifecycleState::Working {
+                    return Some((
+                        Verdict::Queued,
+                        "the agent is working and took the text to send next".into(),
+                    ));
+                }
                 return Some((
                     Verdict::Confirmed,
-                    "the composer is empty after Enter".into(),
+                    "the composer showed the text, and is empty after Enter".into(),
                 ));
             }
             let from_rest = matches!(s.baseline, LifecycleState::Idle | LifecycleState::Done);
@@ -300,40 +329,51 @@ impl Sends {
                     ),
                 ));
             }
-            if pending_ours && state.lifecycle == LifecycleState::Working && s.queues {
-                return Some((
-                    Verdict::Queued,
-                    "the agent is working and holds the text to send next".into(),
-                ));
-            }
         }
         let out_of_time = s.deadline <= now;
-        match s.phase {
-            Phase::Settling(at) | Phase::Watching(at) if at <= now && !out_of_time => {
-                if s.enters >= MAX_ENTERS {
-                    return Some(end(s, state, pending_ours));
-                }
-                let keys = Keys {
-                    pane: s.request.pane.clone(),
-                    ticket: 0,
-                    text: Vec::new(),
-                    enter: true,
-                };
-                let Some(ticket) = self.push(keys) else {
-                    return Some((
-                        Verdict::Unconfirmed,
-                        "the pane's source went away before Enter".into(),
-                    ));
-                };
-                let s = &mut self.active[i];
-                s.enters += 1;
-                s.moved = false;
-                s.phase = Phase::Entering(ticket);
-                None
-            }
-            _ if out_of_time => Some(end(s, state, pending_ours)),
-            _ => None,
+        let enter_due = match s.phase {
+            // The first Enter waits for the text to show in the box (a screen behind the typing
+            // would otherwise prove nothing), within reason.
+            Phase::Settling(at) => at <= now && (s.seen_pending || s.show_by <= now),
+            Phase::Watching(at) => at <= now,
+            _ => false,
+        };
+        if out_of_time {
+            return Some(end(s, state, pending_ours));
         }
+        if !enter_due {
+            return None;
+        }
+        if watching {
+            if pending_ours && working && s.queues {
+                return Some((
+                    Verdict::Queued,
+                    "the agent is working and holds the text in its input box to send next".into(),
+                ));
+            }
+            // Enter again only into our own text: after an Enter that opened a menu or a view
+            // (a `/model` picker), another would choose in it.
+            if !pending_ours || s.enters >= MAX_ENTERS {
+                return Some(end(s, state, pending_ours));
+            }
+        }
+        let keys = Keys {
+            pane: s.request.pane.clone(),
+            ticket: 0,
+            text: Vec::new(),
+            enter: true,
+        };
+        let Some(ticket) = self.push(keys) else {
+            return Some((
+                Verdict::Unconfirmed,
+                "the pane's source went away before Enter".into(),
+            ));
+        };
+        let s = &mut self.active[i];
+        s.enters += 1;
+        s.moved = false;
+        s.phase = Phase::Entering(ticket);
+        None
     }
 
     /// The pane closed: its sends end.
@@ -373,7 +413,7 @@ fn refusal(request: &PaneSend, state: Option<&PaneState>) -> Option<String> {
     }
 }
 
-/// The verdict once Enter is spent or time is up.
+/// The verdict once Enter is spent, no longer safe, or time is up.
 fn end(s: &Sending, state: &PaneState, pending_ours: bool) -> (Verdict, String) {
     let resting = matches!(state.lifecycle, LifecycleState::Idle | LifecycleState::Done);
     if s.enters == 0 {
@@ -389,13 +429,24 @@ fn end(s: &Sending, state: &PaneState, pending_ours: bool) -> (Verdict, String) 
             ),
         );
     }
+    let why = match state.composer.state {
+        ComposerState::Unknown => {
+            "the input box is no longer on the screen (a menu or view the text opened?), so Enter was not pressed again"
+        }
+        ComposerState::Empty if !s.seen_pending => {
+            "the composer is empty, but it never showed the text, so that proves nothing"
+        }
+        ComposerState::Pending if !pending_ours => {
+            "the composer holds other text now, so Enter was not pressed again"
+        }
+        _ => "nothing proved the text taken or left",
+    };
     (
         Verdict::Unconfirmed,
         format!(
-            "{} Enter(s) and nothing proved the text taken or left (lifecycle {}, composer {})",
+            "{} Enter(s): {why} (lifecycle {})",
             s.enters,
-            state.lifecycle.name(),
-            composer_name(state.composer.state)
+            state.lifecycle.name()
         ),
     )
 }
@@ -409,14 +460,6 @@ fn timeout(s: &Sending) -> (Verdict, String) {
         Verdict::Unconfirmed,
         format!("{what} within {} ms", s.request.timeout_ms()),
     )
-}
-
-fn composer_name(state: ComposerState) -> &'static str {
-    match state {
-        ComposerState::Empty => "empty",
-        ComposerState::Pending => "pending",
-        ComposerState::Unknown => "unknown",
-    }
 }
 
 /// Text without its whitespace: a composer wraps and indents a draft.

@@ -8,7 +8,8 @@ non-empty draft: `✻ Thinking… (esc to interrupt)` for FAKE_WORK_MS (default 
 `● Done: <draft>`. Typed while it works, a draft waits in the composer; Enter then queues it (shown
 above the composer, run after the turn). FAKE_SWALLOW=1 makes Enter do nothing (a swallowed
 submit); FAKE_HOLD=1 makes Enter while it works keep the draft in the composer, sent when the
-turn ends (an agent that queues in its input box). Ctrl-D on an empty draft quits.
+turn ends (an agent that queues in its input box). `/pick` opens a picker where the next Enter
+chooses (`● Done: CHOSEN`). Ctrl-D on an empty draft quits.
 """
 import os
 import select
@@ -26,6 +27,10 @@ out = sys.stdout
 
 
 def draw(state):
+    if state.get("picker"):
+        out.write("\x1b[H\x1b[2Jfake claude\r\n\r\n Pick one\r\n ❯ 1. Yes\r\n   2. No\r\n\r\n Enter to choose · Esc to cancel")
+        out.flush()
+        return
     lines = ["fake claude", ""]
     if state["working"]:
         lines.append("✻ Thinking… (esc to interrupt)")
@@ -102,6 +107,14 @@ def main():
                 elif ch == b"\x7f":
                     text = state["draft"].decode("utf-8", "replace")[:-1]
                     state["draft"] = text.encode()
+                elif ch == b"\r" and state.get("picker"):
+                    state["picker"] = False
+                    state["answer"] = "CHOSEN"
+                elif ch == b"\x1b" and state.get("picker"):
+                    state["picker"] = False
+                elif ch == b"\r" and state["draft"] == b"/pick":
+                    state["draft"] = b""
+                    state["picker"] = True
                 elif ch == b"\r":
                     typed = state["draft"].decode("utf-8", "replace")
                     if SWALLOW or not typed:
