@@ -233,7 +233,7 @@ fn a_follow_up_taken_to_a_queue_is_queued() {
 fn enter_is_never_pressed_into_a_menu_the_text_opened() {
     let dir = tempfile::tempdir().expect("tempdir");
     let s = Served::start_in(dir.path(), 100);
-    let mut agent = run_pane(&s, "m", &["python3", FAKE], &[]);
+    let agent = run_pane(&s, "m", &["python3", FAKE], &[]);
     ready(&s, "m");
     let (code, v) = send_cli(&s, &["m", "/pick"]);
     assert_eq!(
@@ -321,7 +321,7 @@ fn tmux_agent(s: &Served, dir: &Path, env: &str) -> (Tmux, String, String) {
     wait_until(
         "the tmux pane on the server",
         || state(s, &id).is_some(),
-        || format!("{}", tmux.screen(&pane)),
+        || tmux.screen(&pane),
     );
     ready(s, &id);
     (tmux, pane, id)
