@@ -295,9 +295,9 @@ impl Sends {
                 _ => None,
             };
         }
-        let typed_in = !matches!(s.phase, Phase::Typing(_));
-        if pending_ours && typed_in && !matches!(s.phase, Phase::Watching(_)) {
-            // Seen before the Enter that is due (the screen caught up with the typing).
+        if pending_ours && !matches!(s.phase, Phase::Typing(_)) {
+            // The box holds the text (the screen caught up with the typing, perhaps only after an
+            // Enter the program was not ready for): once it is empty again, an Enter took it.
             self.active[i].seen_pending = true;
         }
         let s = &self.active[i];
