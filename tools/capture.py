@@ -48,7 +48,7 @@ Cases (not every kind has every case; see CASES)
   background (claude, codex, gemini, qwen) a background command outlives the turn:
             i, [b if it asks first], w (its footer row), i
   subagent  (claude) a sub-agent streams slowly                 i, w, i
-  ask       (claude) the agent asks a multiple-choice question  i, b, i
+  ask       (claude, continue, droid, …) the agent asks a multiple-choice question  i, b, i
   toolrun   (pi) a shell command the CLI runs without asking    i, i (never blocked)
   edit      a file write the CLI asks about, approved            i, b, b, i
   (small without a permission dialog, e.g. pi: the slow case at 80x24)
@@ -975,7 +975,12 @@ class Kilo(Opencode):
 class Continue(Agent):
     """Continue CLI (@continuedev/cli, command `cn`) with a local config file for the mock."""
     kind = "continue"
-    cases = CASES_ALL + ["edit"]
+    cases = CASES_ALL + ["edit", "ask"]
+    # its AskQuestion tool: a box with `? <question>`, `❯ <option>` rows and `↑/↓ navigate, Enter
+    # select`, the status row still moving above it
+    question = r"Enter select"
+    question_lines = 4
+    question_quiet = 0
     ready = r"Ask anything, @ for context"
     busy = r"esc to interrupt \)"   # `⠵⠝⠳  ( 2s • esc to interrupt )` above the input box
     busy_lines = 6
@@ -1033,7 +1038,11 @@ class Droid(Agent):
     """Factory droid: without an account only its login menu (case signin); in Airgap Mode
     (`FACTORY_AIRGAP_ENABLED=true`) with a BYOK custom model it runs against the mock."""
     kind = "droid"
-    cases = ["signin"] + CASES_ALL + ["edit"]
+    cases = ["signin"] + CASES_ALL + ["edit", "ask"]
+    # its AskUser tool: `Ask User`, the question, numbered options (the chosen one bold) and the
+    # hint row `↑/↓ Navigate • Space/Enter/1–9 Select • ESC stop agent`, no input box
+    question = r"Navigate .*Select"
+    question_lines = 3
     signin = r"Please login with your Factory account"  # a menu: > Login / Exit
     ready = r"^│ > "
     busy = r"\(Press ESC to stop\)"   # `⢰ Streaming...  (Press ESC to stop)` above the mode row

@@ -31,8 +31,9 @@ Scenario: chosen from the text of the LAST user message of the request (case-ins
   contains "ask me"        -> the client's question tool with one two-option question (the agent waits
                               for an answer): Anthropic AskUserQuestion; elsewhere ask_user (Gemini),
                               ask_user_question (Qwen), request_user_input (Codex), question
-                              (opencode/kilo) … whichever the client offers, its arguments shaped by
-                              the tool's schema
+                              (opencode/kilo), AskQuestion (Continue), AskUser (Droid: a plain-text
+                              `[question]`/`[option]` questionnaire) … whichever the client offers,
+                              its arguments shaped by the tool's schema
   contains "sub" + "agent" -> (Anthropic) the Agent/Task tool with a sub-agent asked for a slow answer
   contains "fail"          -> the API answers HTTP 400 with its own error body (not retried): the
                               turn ends in an API error
@@ -338,6 +339,11 @@ def ask_args(schema):
                 "type": "string", "title": ASK_QUESTION["header"], "description": "The greeting to use.",
                 "enum": [o["label"] for o in ASK_QUESTION["options"]]}}}}
     out = {}
+    if "questionnaire" in props:  # a plain-text questionnaire (Droid's AskUser)
+        out["questionnaire"] = "1. [question] %s\n[topic] %s\n%s" % (
+            ASK_QUESTION["question"], ASK_QUESTION["header"],
+            "\n".join("[option] " + o["label"] for o in ASK_QUESTION["options"]))
+        return out
     for k, v in props.items():
         lk = k.lower()
         if lk == "questions":
