@@ -76,9 +76,8 @@ impl Link {
         let (done_tx, done) = crossbeam_channel::bounded(1);
         let mut poller = Poller::new(PtySource::new(registration, rx), connect, identify);
         poller.connect();
-        if poller.round().is_err() {
-            // The server went away at once: the poller connects again on its own.
-        }
+        // A server that went away at once is connected again by the poller on its own.
+        let _ = poller.round();
         let spawned = std::thread::Builder::new()
             .name("lookout-link".into())
             .spawn(move || {
