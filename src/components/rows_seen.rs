@@ -12,11 +12,15 @@ use crate::rules::regions::RowBuf;
 use bevy_ecs::component::Component;
 use std::time::Instant;
 
-/// The rows an evaluation read and when they last changed.
+/// The rows an evaluation read and when they last changed. Kept small (it is per pane): the read
+/// rows as runs of neighbours (a rule reads a few blocks) and one digest of their hashes.
 #[derive(Component, Debug, Default)]
 pub struct RowsSeen {
-    /// `(row, hash)` of every row the last evaluation read, in row order; empty before the first.
-    rows: Vec<(u16, u64)>,
+    /// `(first, last)` of each run of rows the last evaluation read, top down; empty before the
+    /// first.
+    runs: Vec<(u16, u16)>,
+    /// The hashes of those rows, folded in row order.
+    digest: u64,
     /// The cursor, if the last evaluation read the cursor's row.
     cursor: Option<(u16, u16)>,
     alternate: bool,
@@ -29,36 +33,34 @@ impl RowsSeen {
     /// Whether `grid` still shows what the last evaluation read, rendering those rows into `buf`
     /// (started for `grid`; the evaluation that may follow reuses them).
     pub fn same(&self, grid: &dyn Grid, buf: &mut RowBuf) -> bool {
-        if self.rows.is_empty()
+        if self.runs.is_empty()
             || self.size != grid.size()
             || self.alternate != grid.alternate_screen()
             || self.cursor.is_some_and(|c| c != grid.cursor())
         {
             return false;
         }
-        // Render the rows in runs of neighbours, then compare.
-        let mut i = 0;
-        while i < self.rows.len() {
-            let first = self.rows[i].0;
-            let mut j = i;
-            while j + 1 < self.rows.len() && self.rows[j + 1].0 == self.rows[j].0 + 1 {
-                j += 1;
-            }
-            buf.render(grid, usize::from(first), usize::from(self.rows[j].0));
-            i = j + 1;
+        for &(first, last) in &self.runs {
+            buf.render(grid, usize::from(first), usize::from(last));
         }
-        self.rows
+        let rows = self
+            .runs
             .iter()
-            .all(|&(r, h)| buf.hash(usize::from(r)) == h)
+            .flat_map(|&(a, b)| usize::from(a)..=usize::from(b));
+        digest(rows.map(|r| buf.hash(r))) == self.digest
     }
 
     /// Remembers what the evaluation that just ran on `grid` read.
     pub fn record(&mut self, grid: &dyn Grid, buf: &RowBuf) {
-        self.rows.clear();
-        self.rows.extend(
-            buf.reads()
-                .filter_map(|(r, h)| Some((u16::try_from(r).ok()?, h))),
-        );
+        self.runs.clear();
+        for (r, _) in buf.reads() {
+            let Ok(r) = u16::try_from(r) else { break };
+            match self.runs.last_mut() {
+                Some((_, last)) if *last + 1 == r => *last = r,
+                _ => self.runs.push((r, r)),
+            }
+        }
+        self.digest = digest(buf.reads().map(|(_, h)| h));
         self.cursor = buf.cursor_read().then(|| grid.cursor());
         self.alternate = grid.alternate_screen();
         self.size = grid.size();
@@ -66,8 +68,15 @@ impl RowsSeen {
 
     /// Forgets what was read: the next look counts as a change.
     pub fn forget(&mut self) {
-        self.rows.clear();
+        self.runs.clear();
     }
+}
+
+/// Row hashes folded into one, in order.
+fn digest(hashes: impl Iterator<Item = u64>) -> u64 {
+    hashes.fold(0, |h, row| {
+        (h.rotate_left(5) ^ row).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+    })
 }
 
 #[cfg(test)]
