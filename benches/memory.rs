@@ -24,8 +24,7 @@ const COLS: usize = 200;
 
 fn held(region: &Region<'_, System>) -> f64 {
     let c = region.change();
-    (c.bytes_allocated as f64 - c.bytes_deallocated as f64)
-        / PANES as f64
+    (c.bytes_allocated as f64 - c.bytes_deallocated as f64) / PANES as f64
 }
 
 fn rows_of(text: &str) -> RowsUpdate {

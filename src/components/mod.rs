@@ -49,8 +49,6 @@ pub use pane_id::PaneId;
 pub use progress::Progress;
 pub use row_grid::{AttrRun, GridRow, RowGrid, RowsUpdate};
 pub use rows_seen::RowsSeen;
-pub use screen::{
-    CellLook, Colour, MAX_COLS, MAX_ROWS, MAX_TOTAL_CELLS, Osc, Screen, SizeError, check_size,
-};
+pub use screen::{MAX_COLS, MAX_ROWS, MAX_TOTAL_CELLS, Osc, Screen, SizeError, check_size};
 pub use title::Title;
 pub use verdict::{Decision, HookClaim, HookEvidence, LabelSet, ScreenVerdict, Verdict, Wake};

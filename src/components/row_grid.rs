@@ -7,7 +7,7 @@
 //!
 //! Pure data; `Screen` holds one and `ingest_output` applies the updates.
 
-use crate::rules::regions::{CellAttrs, Grid};
+use crate::rules::regions::{CellAttrs, Grid, GridCell};
 use unicode_width::UnicodeWidthChar;
 
 /// Attributes over a run of columns (`start..end`); columns outside every run are plain.
@@ -146,32 +146,59 @@ impl Grid for RowGrid {
         self.alternate
     }
 
-    fn cell(&self, row: u16, col: u16, text: &mut String) -> Option<CellAttrs> {
-        let r = self.rows.get(usize::from(row))?;
-        if col >= self.cols {
-            return None;
-        }
-        let mut at = 0u16;
-        for ch in r.text.chars() {
+    fn row_cells<'a>(&'a self, row: u16, out: &mut Vec<GridCell<'a>>) {
+        let Some(r) = self.rows.get(usize::from(row)) else {
+            return;
+        };
+        let text = &*r.text;
+        // (column, byte range) of the cell being built: a combining mark joins the cell before it.
+        let mut cell: Option<(u16, usize, usize)> = None;
+        let mut col = 0u16;
+        let attrs = |col: u16| {
+            let run = r
+                .runs
+                .iter()
+                .find(|run| (run.start..run.end).contains(&col));
+            CellAttrs {
+                dim: run.is_some_and(|r| r.dim),
+                fg: run.map_or(vt100::Color::Default, |r| r.fg),
+                inverse: false,
+            }
+        };
+        let push = |(c, a, b): (u16, usize, usize), out: &mut Vec<GridCell<'a>>| {
+            let t = text.get(a..b).unwrap_or("");
+            out.push(GridCell {
+                col: c,
+                text: t,
+                attrs: attrs(c),
+            });
+        };
+        for (at, ch) in text.char_indices() {
+            let end = at + ch.len_utf8();
             let width = u16::try_from(ch.width().unwrap_or(0)).unwrap_or(1);
-            if at == col && width > 0 {
-                text.push(ch);
-                break;
-            }
-            at = at.saturating_add(width);
-            if at > col {
-                break;
+            match (&mut cell, width) {
+                (Some((_, _, b)), 0) => *b = end,
+                (_, 0) => {}
+                _ => {
+                    if col >= self.cols {
+                        break;
+                    }
+                    if let Some(done) = cell.replace((col, at, end)) {
+                        push(done, out);
+                    }
+                    col = col.saturating_add(width);
+                }
             }
         }
-        let run = r
-            .runs
-            .iter()
-            .find(|run| (run.start..run.end).contains(&col));
-        Some(CellAttrs {
-            dim: run.is_some_and(|r| r.dim),
-            fg: run.map_or(vt100::Color::Default, |r| r.fg),
-            inverse: false,
-        })
+        if let Some(done) = cell {
+            push(done, out);
+        }
+        // The rest of the row is blank, as on a terminal.
+        out.extend((col..self.cols).map(|c| GridCell {
+            col: c,
+            text: "",
+            attrs: attrs(c),
+        }));
     }
 }
 
@@ -227,10 +254,11 @@ mod tests {
             )],
             ..RowsUpdate::default()
         });
+        let mut cells = Vec::new();
+        g.row_cells(0, &mut cells);
         let cell = |col| {
-            let mut t = String::new();
-            let attrs = g.cell(0, col, &mut t);
-            (t, attrs)
+            let c = cells.iter().find(|c| c.col == col);
+            (c.map_or("", |c| c.text), c.map(|c| c.attrs))
         };
         assert_eq!(cell(2).0, "日");
         assert_eq!(cell(3).0, "", "the second half of a wide glyph");

@@ -207,66 +207,6 @@ impl Screen {
     pub fn alternate(&self) -> bool {
         self.grid().alternate_screen()
     }
-
-    /// The cells of visible row `row` with what a reader of input boxes needs (text and the
-    /// attributes that tell typed input from placeholder and ghost text); empty past the screen.
-    /// Wide characters take one cell; their continuation cells are left out. Read through
-    /// [`Grid`], so both the vt100 path and the embedder's rows give them.
-    pub fn row_cells(&self, row: u16) -> impl Iterator<Item = CellLook> + '_ {
-        let grid = self.grid();
-        let (rows, cols) = grid.size();
-        let cols = if row < rows { cols } else { 0 };
-        let mut prev_wide = false;
-        (0..cols).filter_map(move |col| {
-            let mut text = String::new();
-            let attrs = grid.cell(row, col, &mut text)?;
-            // the second half of a wide glyph holds nothing of its own
-            if text.is_empty() && std::mem::replace(&mut prev_wide, false) {
-                return None;
-            }
-            prev_wide = text
-                .chars()
-                .next()
-                .is_some_and(|c| unicode_width::UnicodeWidthChar::width(c).unwrap_or(1) > 1);
-            Some(CellLook {
-                col,
-                text,
-                faint: attrs.dim,
-                inverse: attrs.inverse,
-                fg: match attrs.fg {
-                    vt100::Color::Default => Colour::Default,
-                    vt100::Color::Idx(i) => Colour::Idx(i),
-                    vt100::Color::Rgb(r, g, b) => Colour::Rgb(r, g, b),
-                },
-            })
-        })
-    }
-}
-
-/// A foreground colour as a program set it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Colour {
-    /// The terminal's default.
-    Default,
-    /// One of the 256 indexed colours.
-    Idx(u8),
-    /// 24-bit colour.
-    Rgb(u8, u8, u8),
-}
-
-/// One cell of a row as [`Screen::row_cells`] gives it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CellLook {
-    /// Its column.
-    pub col: u16,
-    /// Its text (`""` for a cell nothing was written to).
-    pub text: String,
-    /// Dim/faint (SGR 2).
-    pub faint: bool,
-    /// Reverse video (SGR 7): how many TUIs draw their own cursor.
-    pub inverse: bool,
-    /// Its foreground colour.
-    pub fg: Colour,
 }
 
 fn clamp(rows: u16, cols: u16) -> (NonZeroU16, NonZeroU16) {

@@ -1,6 +1,6 @@
 //! The composer reader (SPEC §15): finds the agent's input box from the shape that holds the
 //! cursor, as the kind's `[composer]` describes it, and says whether it is proven empty, holds a
-//! draft, or cannot be told. Pure: reads a [`Screen`] through its cell accessor, nothing else.
+//! draft, or cannot be told. Pure: reads a screen through [`Grid`]: row text first, cells only where columns or attributes are asked of, nothing else.
 //!
 //! Placeholder and ghost text is not input. It is told apart by its attributes, never by its
 //! words: faint (SGR 2) cells and cells in a grey foreground (low-chroma and not bright, truecolor
@@ -8,9 +8,11 @@
 //! it. Anything the reader cannot place — no shape at the cursor, an over-tall candidate, a
 //! view on the alternate screen the manifest does not describe — is `unknown`.
 
-use crate::components::{CellLook, Colour, ComposerView, Screen};
+use super::grid::{Grid, GridCell, RowBuf};
+use crate::components::ComposerView;
 use crate::manifest::{ComposerSpec, Shape};
 use std::borrow::Cow;
+use vt100::Color as Colour;
 
 /// One cell of a row: its text (a blank for an unwritten cell) and whether it is ghost text.
 #[derive(Debug, Clone)]
@@ -26,17 +28,28 @@ impl Cell<'_> {
     }
 }
 
-/// The rows of the screen, each read into cells at most once.
-struct Grid<'s> {
-    screen: &'s Screen,
+/// The rows of the screen, each rendered as text and read into cells at most once. Text is
+/// cheap (one run of rows); cells are read only for the rows a shape's columns or a draft's
+/// attributes are asked of.
+struct Cells<'s, 'b> {
+    screen: &'s dyn Grid,
+    text: &'b mut RowBuf,
     rows: Vec<Option<Vec<Cell<'s>>>>,
+    /// A reused buffer for a row's cells and for a row's text with a trailing blank.
+    cells: Vec<GridCell<'s>>,
+    padded: String,
 }
 
-impl<'s> Grid<'s> {
-    fn new(screen: &'s Screen) -> Self {
-        Grid {
+impl<'s, 'b> Cells<'s, 'b> {
+    fn new(screen: &'s dyn Grid, text: &'b mut RowBuf) -> Self {
+        let rows = screen.size().0;
+        text.begin(rows);
+        Cells {
             screen,
-            rows: vec![None; usize::from(screen.size().0)],
+            text,
+            rows: vec![None; usize::from(rows)],
+            cells: Vec::new(),
+            padded: String::new(),
         }
     }
 
@@ -44,16 +57,38 @@ impl<'s> Grid<'s> {
         self.screen.size().0
     }
 
+    /// Renders the text of rows `first..=last` in one run, ahead of reading them one by one.
+    fn prefetch(&mut self, first: u16, last: u16) {
+        self.text
+            .render(self.screen, usize::from(first), usize::from(last));
+    }
+
+    /// Row `r`'s text, trailing blanks trimmed; a zero-width space (a cursor some TUIs draw) is
+    /// not text.
+    fn line(&mut self, r: u16) -> Cow<'_, str> {
+        let r = usize::from(r);
+        self.text.render(self.screen, r, r);
+        match self.text.row(r) {
+            t if t.contains('\u{200b}') => {
+                Cow::Owned(t.replace('\u{200b}', "").trim_end().to_owned())
+            }
+            t => Cow::Borrowed(t),
+        }
+    }
+
     fn row(&mut self, r: u16) -> &[Cell<'s>] {
-        let screen = self.screen;
+        let (screen, cells) = (self.screen, &mut self.cells);
         match self.rows.get_mut(usize::from(r)) {
-            Some(slot) => slot.get_or_insert_with(|| read_row(screen, r)),
+            Some(slot) => slot.get_or_insert_with(|| read_row(screen, r, cells)),
             None => &[],
         }
     }
 
     /// The row's text from column `from`, ghost cells included, trailing blanks trimmed.
     fn raw(&mut self, r: u16, from: u16) -> String {
+        if from == 0 {
+            return self.line(r).into_owned();
+        }
         let text: String = self
             .row(r)
             .iter()
@@ -73,25 +108,40 @@ impl<'s> Grid<'s> {
             .filter(|c| c.col >= from && c.col < to)
             .all(Cell::blank)
     }
+
+    /// Whether no glyph of `spec` can lead row `r` (read from its first column): told from the
+    /// row's text alone, before any cell is read.
+    fn no_glyph(&mut self, spec: &ComposerSpec, r: u16) -> bool {
+        let mut padded = std::mem::take(&mut self.padded);
+        padded.clear();
+        padded.push_str(self.line(r).trim_start());
+        let none = padded.is_empty() || {
+            padded.push(' ');
+            !spec.glyphs.iter().any(|re| re.is_match(&padded))
+        };
+        self.padded = padded;
+        none
+    }
 }
 
-fn read_row(screen: &Screen, r: u16) -> Vec<Cell<'static>> {
-    let looks: Vec<CellLook> = screen.row_cells(r).collect();
-    let mut cells: Vec<Cell<'static>> = looks
+fn read_row<'s>(screen: &'s dyn Grid, r: u16, looks: &mut Vec<GridCell<'s>>) -> Vec<Cell<'s>> {
+    looks.clear();
+    screen.row_cells(r, looks);
+    let mut cells: Vec<Cell<'s>> = looks
         .iter()
         .map(|c| Cell {
             col: c.col,
             // A zero-width space some TUIs draw as their cursor is not text; an unwritten cell
             // is a blank.
-            text: match c.text.as_str() {
+            text: match c.text {
                 "" => Cow::Borrowed(" "),
                 t if t.contains('\u{200b}') => match t.replace('\u{200b}', "") {
                     t if t.is_empty() => Cow::Borrowed(" "),
                     t => Cow::Owned(t),
                 },
-                t => Cow::Owned(t.to_owned()),
+                t => Cow::Borrowed(t),
             },
-            ghost: c.faint || grey(c.fg),
+            ghost: c.attrs.dim || grey(c.attrs.fg),
         })
         .collect();
     // A cursor — drawn (reverse video) or the terminal's own — takes the kind of the first
@@ -99,7 +149,7 @@ fn read_row(screen: &Screen, r: u16) -> Vec<Cell<'static>> {
     // is drawn in the cursor's colours, not the ghost's.
     let (cursor_row, cursor_col) = screen.cursor();
     for i in (0..cells.len()).rev() {
-        if looks[i].inverse || (r == cursor_row && looks[i].col == cursor_col) {
+        if looks[i].attrs.inverse || (r == cursor_row && looks[i].col == cursor_col) {
             cells[i].ghost = cells[i + 1..]
                 .iter()
                 .find(|c| !c.blank())
@@ -159,11 +209,16 @@ struct Found {
 }
 
 /// Reads the composer of `screen` as `spec` describes it.
-pub fn read(screen: &Screen, spec: &ComposerSpec) -> ComposerView {
-    if screen.alternate() && !spec.alternate_screen {
+pub fn read(screen: &dyn Grid, spec: &ComposerSpec) -> ComposerView {
+    read_with(screen, spec, &mut RowBuf::default())
+}
+
+/// [`read`], rendering rows into `text` (reused from one read to the next).
+pub fn read_with(screen: &dyn Grid, spec: &ComposerSpec, text: &mut RowBuf) -> ComposerView {
+    if screen.alternate_screen() && !spec.alternate_screen {
         return ComposerView::UNKNOWN;
     }
-    let mut grid = Grid::new(screen);
+    let mut grid = Cells::new(screen, text);
     let (row, col) = screen.cursor();
     if row >= grid.len() {
         return ComposerView::UNKNOWN;
@@ -185,7 +240,12 @@ pub fn read(screen: &Screen, spec: &ComposerSpec) -> ComposerView {
 
 /// The first of the spec's shapes that holds (`row`, `col`); without a column, a box is looked
 /// for around the first cell right of the row's first side.
-fn find(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16, col: Option<u16>) -> Option<Found> {
+fn find(
+    grid: &mut Cells<'_, '_>,
+    spec: &ComposerSpec,
+    row: u16,
+    col: Option<u16>,
+) -> Option<Found> {
     spec.shapes.iter().find_map(|shape| match shape {
         Shape::Box => {
             let col = col.or_else(|| {
@@ -205,7 +265,7 @@ fn find(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16, col: Option<u16>) ->
 
 /// The typed text of the found rows: ghost cells and ignored rows left out, the common indent
 /// removed, blank rows at either end dropped.
-fn content(grid: &mut Grid<'_>, spec: &ComposerSpec, found: Found) -> ComposerView {
+fn content(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, found: Found) -> ComposerView {
     let last_col = grid.screen.size().1.saturating_sub(1);
     // Each row's text, and whether it runs to the screen's last column (a hard wrap: the next
     // row continues the same word, with no newline typed between).
@@ -257,7 +317,10 @@ fn content(grid: &mut Grid<'_>, spec: &ComposerSpec, found: Found) -> ComposerVi
 
 /// The column the input starts at on a first row read from `from`, after a prompt glyph when the
 /// spec names glyphs (`None`: the spec names glyphs and none leads the row).
-fn after_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, r: u16, from: u16) -> Option<u16> {
+fn after_glyph(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, r: u16, from: u16) -> Option<u16> {
+    if from == 0 && !spec.glyphs.is_empty() && grid.no_glyph(spec, r) {
+        return None;
+    }
     let cells: Vec<Cell<'_>> = grid
         .row(r)
         .iter()
@@ -288,12 +351,12 @@ fn after_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, r: u16, from: u16) -> O
 
 /// A complete box around the cursor: sides left and right of it on every row, corners above
 /// and below at the same columns. Text between the corners (a title) is tolerated.
-fn find_box(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16, col: u16) -> Option<Found> {
+fn find_box(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, row: u16, col: u16) -> Option<Found> {
     let side = |c: &Cell<'_>| SIDES.contains(&c.text.as_ref());
     let cells = grid.row(row).to_vec();
     let left = cells.iter().rev().find(|c| c.col < col && side(c))?.col;
     let right = cells.iter().find(|c| c.col >= col && side(c))?.col;
-    let is = |grid: &mut Grid<'_>, r: u16, c: u16, set: &[&str]| {
+    let is = |grid: &mut Cells<'_, '_>, r: u16, c: u16, set: &[&str]| {
         grid.cell(r, c)
             .is_some_and(|x| set.contains(&x.text.as_ref()))
     };
@@ -324,7 +387,7 @@ fn find_box(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16, col: u16) -> Opt
 
 /// The rows `rows` read from `from` to `to`, the first after its glyph.
 fn inner(
-    grid: &mut Grid<'_>,
+    grid: &mut Cells<'_, '_>,
     spec: &ComposerSpec,
     rows: std::ops::Range<u16>,
     from: u16,
@@ -350,11 +413,12 @@ fn inner(
 }
 
 /// The cursor between two separator rows, no more than `max_rows` apart.
-fn find_rules(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Found> {
+fn find_rules(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, row: u16) -> Option<Found> {
     if is_separator(&grid.raw(row, 0)) {
         return None;
     }
     let lowest = row.saturating_sub(spec.max_rows);
+    grid.prefetch(lowest, row);
     let top = (lowest..row)
         .rev()
         .find(|&r| is_separator(&grid.raw(r, 0)))?;
@@ -365,8 +429,9 @@ fn find_rules(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Foun
 
 /// A glyph row at or above the cursor, every row from it down to the cursor indented past the
 /// glyph; rows under the cursor that continue the indent (and are not blank) belong to it too.
-fn find_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Found> {
+fn find_glyph(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, row: u16) -> Option<Found> {
     let lowest = row.saturating_sub(spec.max_rows - 1);
+    grid.prefetch(lowest, row);
     let (glyph_row, start) = (lowest..=row)
         .rev()
         .find_map(|r| after_glyph(grid, spec, r, 0).map(|s| (r, s)))?;
@@ -375,7 +440,7 @@ fn find_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Foun
     }
     // A continuation row is indented past the glyph, or repeats it (prompt_toolkit's
     // continuation prompt) at the same text column.
-    let continues = |grid: &mut Grid<'_>, r: u16| {
+    let continues = |grid: &mut Cells<'_, '_>, r: u16| {
         grid.blank_from(r, 0, start) || after_glyph(grid, spec, r, 0) == Some(start)
     };
     if !(glyph_row + 1..=row).all(|r| continues(grid, r)) {
@@ -400,12 +465,12 @@ fn find_glyph(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Foun
 
 /// The cursor's row led by a bar glyph; the bar's rows above it and those below it down to the
 /// first blank one.
-fn find_bar(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Found> {
+fn find_bar(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, row: u16) -> Option<Found> {
     let lead = grid.row(row).iter().find(|c| !c.blank())?.clone();
     if !spec.bars.iter().any(|b| *b == lead.text) {
         return None;
     }
-    let barred = |grid: &mut Grid<'_>, r: u16| {
+    let barred = |grid: &mut Cells<'_, '_>, r: u16| {
         grid.cell(r, lead.col).is_some_and(|c| c.text == lead.text)
             && grid.blank_from(r, 0, lead.col)
     };
@@ -432,6 +497,7 @@ fn find_bar(grid: &mut Grid<'_>, spec: &ComposerSpec, row: u16) -> Option<Found>
 mod tests {
     use super::*;
     use crate::components::ComposerState::*;
+    use crate::components::Screen;
 
     fn spec(composer: &str) -> ComposerSpec {
         let f =
@@ -450,7 +516,7 @@ mod tests {
     }
 
     fn read_at(composer: &str, rows: &[&str], at: (u16, u16)) -> ComposerView {
-        read(&screen(rows, at), &spec(composer))
+        read(screen(rows, at).grid(), &spec(composer))
     }
 
     const RULES: &str = "shape='rules'\nglyph=['❯\\s']";
@@ -556,25 +622,28 @@ mod tests {
         let mut s = screen(&rows, (2, 2));
         s.process(b"\x1b[?1049h");
         s.process(format!("{}\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H", "x").as_bytes());
-        assert_eq!(read(&s, &spec(RULES)).state, Unknown);
+        assert_eq!(read(s.grid(), &spec(RULES)).state, Unknown);
         let alt = format!("{RULES}\nalternate_screen=true");
-        assert_eq!(read(&s, &spec(&alt)), ComposerView::EMPTY);
+        assert_eq!(read(s.grid(), &spec(&alt)), ComposerView::EMPTY);
     }
 
     #[test]
     fn a_hidden_cursor_elsewhere_only_for_a_cursorless_kind() {
         let rows = ["x", RULE, "❯ draft", RULE, "footer", "", ""];
         let mut s = screen(&rows, (6, 0));
-        assert_eq!(read(&s, &spec(RULES)).state, Unknown);
+        assert_eq!(read(s.grid(), &spec(RULES)).state, Unknown);
         let cursorless = format!("{RULES}\ncursorless=true");
         assert_eq!(
-            read(&s, &spec(&cursorless)).state,
+            read(s.grid(), &spec(&cursorless)).state,
             Unknown,
             "the cursor is shown"
         );
         s.process(b"\x1b[?25l");
-        assert_eq!(read(&s, &spec(&cursorless)), ComposerView::pending("draft"));
-        assert_eq!(read(&s, &spec(RULES)).state, Unknown);
+        assert_eq!(
+            read(s.grid(), &spec(&cursorless)),
+            ComposerView::pending("draft")
+        );
+        assert_eq!(read(s.grid(), &spec(RULES)).state, Unknown);
     }
 
     #[test]

@@ -14,6 +14,17 @@ pub struct CellAttrs {
     pub inverse: bool,
 }
 
+/// One cell of a row as [`Grid::row_cells`] gives it.
+#[derive(Debug, Clone, Copy)]
+pub struct GridCell<'a> {
+    /// Its column.
+    pub col: u16,
+    /// Its text (`""`: blank).
+    pub text: &'a str,
+    /// Its attributes.
+    pub attrs: CellAttrs,
+}
+
 /// A screen the matcher can read: its size, rows as text, the cursor, the alternate-screen flag,
 /// and each cell's text and attributes.
 pub trait Grid {
@@ -26,9 +37,10 @@ pub trait Grid {
     fn cursor(&self) -> (u16, u16);
     /// Whether the alternate screen is in use.
     fn alternate_screen(&self) -> bool;
-    /// The cell at (`row`, `col`): its text appended to `text` (nothing for a blank cell or the
-    /// second half of a wide glyph), its attributes returned; `None` past the screen.
-    fn cell(&self, row: u16, col: u16, text: &mut String) -> Option<CellAttrs>;
+    /// The cells of row `row`, every column left to right, appended to `out`: a wide glyph is
+    /// one cell (its second half is left out); a blank cell's text is empty or whitespace.
+    /// Nothing past the screen.
+    fn row_cells<'a>(&'a self, row: u16, out: &mut Vec<GridCell<'a>>);
     /// Whether the program hid the cursor (it may have parked it anywhere).
     fn cursor_hidden(&self) -> bool {
         false
@@ -84,14 +96,25 @@ impl Grid for vt100::Screen {
         vt100::Screen::alternate_screen(self)
     }
 
-    fn cell(&self, row: u16, col: u16, text: &mut String) -> Option<CellAttrs> {
-        let cell = vt100::Screen::cell(self, row, col)?;
-        text.push_str(cell.contents());
-        Some(CellAttrs {
-            dim: cell.dim(),
-            fg: cell.fgcolor(),
-            inverse: cell.inverse(),
-        })
+    fn row_cells<'a>(&'a self, row: u16, out: &mut Vec<GridCell<'a>>) {
+        let cols = Grid::size(self).1;
+        for col in 0..cols {
+            let Some(cell) = vt100::Screen::cell(self, row, col) else {
+                return;
+            };
+            if cell.is_wide_continuation() {
+                continue;
+            }
+            out.push(GridCell {
+                col,
+                text: cell.contents(),
+                attrs: CellAttrs {
+                    dim: cell.dim(),
+                    fg: cell.fgcolor(),
+                    inverse: cell.inverse(),
+                },
+            });
+        }
     }
 
     fn cursor_hidden(&self) -> bool {

@@ -6,7 +6,7 @@
 //! buffer has grown to the screen. Each rendered row also gets a hash, so the evaluate system can
 //! tell whether the rows an evaluation read have changed since the last one (issue 12).
 
-pub use super::grid::{CellAttrs, Grid, RowBuf};
+pub use super::grid::{CellAttrs, Grid, GridCell, RowBuf};
 use crate::manifest::Region;
 
 /// Lazily rendered rows of one screen: each row is turned into text at most once.

@@ -9,6 +9,7 @@ use crate::components::{
     AgentKind, Composer, ComposerView, HookedProcess, Lifecycle, LifecycleState, Presence, Screen,
 };
 use crate::resources::Manifests;
+use crate::rules::RowBuf;
 use bevy_ecs::prelude::*;
 
 type Inputs<'a> = (
@@ -20,7 +21,7 @@ type Inputs<'a> = (
 );
 
 /// Reads the composer of every pane whose screen or state changed.
-pub fn read_composer(manifests: Res<Manifests>, mut panes: Query<Inputs>) {
+pub fn read_composer(manifests: Res<Manifests>, mut text: Local<RowBuf>, mut panes: Query<Inputs>) {
     for (screen, lifecycle, kind, process, mut composer) in &mut panes {
         let changed = screen.is_changed()
             || lifecycle.is_changed()
@@ -36,7 +37,7 @@ pub fn read_composer(manifests: Res<Manifests>, mut panes: Query<Inputs>) {
         let view = match spec {
             Some(_) if lifecycle.state == LifecycleState::Blocked => ComposerView::UNKNOWN,
             Some(_) if process.presence == Presence::Exited => ComposerView::UNKNOWN,
-            Some(spec) => crate::rules::composer::read(&screen, spec),
+            Some(spec) => crate::rules::composer::read_with(screen.grid(), spec, &mut text),
             None => ComposerView::UNKNOWN,
         };
         composer.set_if_neq(Composer(view));
