@@ -102,6 +102,22 @@ impl Drop for Home {
     }
 }
 
+/// The pids of `parent`'s children that have exited and were never waited for.
+fn zombies_of(parent: u32) -> Vec<u32> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let pid: u32 = e.ok()?.file_name().to_str()?.parse().ok()?;
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `pid (comm) state ppid …`: comm may hold spaces, so read after its closing paren.
+        let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+        let (state, ppid) = (rest.next()?, rest.next()?.parse::<u32>().ok()?);
+        (state == "Z" && ppid == parent).then_some(pid)
+    })
+    .collect()
+}
+
 /// The last part of a terminal's output, for a failure message.
 fn tail(text: &str) -> String {
     let start = text.len().saturating_sub(2000);
@@ -537,6 +553,13 @@ fn a_run_pane_follows_its_shell_and_survives_a_server_restart() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
+    // The pane's `lookout run` started that server: it has waited for it, no zombie is left.
+    let run = pty.child.process_id().expect("run pid");
+    wait_until(
+        "the stopped server reaped by the pane that started it",
+        || zombies_of(run).is_empty(),
+        || format!("zombie children of {run}: {:?}", zombies_of(run)),
+    );
     // The person runs a command: the server is back, and so is the pane, blocked, with no
     // transition on the way.
     let (_, _, events) = {

@@ -81,6 +81,7 @@ fn start_and_connect(socket: &Path) -> anyhow::Result<Client> {
     let end = Instant::now() + START_WITHIN;
     loop {
         if let Ok(client) = Client::connect(socket) {
+            reap(child);
             return Ok(client);
         }
         // Exit status 0 is a server that lost the race to another one: keep waiting for the winner.
@@ -110,9 +111,18 @@ pub fn start_detached(socket: &Path) {
     if ServerLock::stopped(socket) {
         return;
     }
-    if let Err(e) = spawn(socket) {
-        eprintln!("lookout: cannot start `lookout serve`: {e:#}");
+    match spawn(socket) {
+        Ok(child) => reap(child),
+        Err(e) => eprintln!("lookout: cannot start `lookout serve`: {e:#}"),
     }
+}
+
+/// Waits for the server this process started, whenever it ends (`lookout stop`, a crash), so a
+/// long-lived starter (a board, a `lookout run` pane) is never left holding a zombie.
+fn reap(mut child: std::process::Child) {
+    let _ = std::thread::Builder::new()
+        .name("lookout-reap".into())
+        .spawn(move || child.wait());
 }
 
 fn spawn(socket: &Path) -> anyhow::Result<std::process::Child> {
