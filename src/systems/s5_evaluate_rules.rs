@@ -3,7 +3,8 @@
 //! recording: shown, never turned into a state).
 //!
 //! Only panes whose screen, title, progress, kind or process changed — or whose time condition
-//! may have flipped — are evaluated; every other pane costs a few comparisons. A screen counts as
+//! may have flipped ([`Wakes`]) — are visited at all; every other pane costs one change-filter
+//! check. A screen counts as
 //! changed when a row the last evaluation read changed (`RowsSeen`), not when bytes arrived: a
 //! redraw of the same screen is not evaluated again and does not delay `quiet_ms`. A pane that is
 //! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
@@ -13,9 +14,12 @@ use crate::components::{
     Wake,
 };
 use crate::manifest::{Catalog, HookPolicy, KindRules};
-use crate::resources::{Clock, Deadlines, Manifests, earliest};
+use crate::resources::{Clock, Deadlines, Manifests};
 use crate::rules::{Look, Scratch, Strategy};
 use bevy_ecs::prelude::*;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::time::Instant;
 
 type Inputs<'a> = (
     Ref<'a, Screen>,
@@ -29,29 +33,68 @@ type Inputs<'a> = (
     &'a mut RowsSeen,
 );
 
+/// What makes a pane worth a look besides the clock.
+type Changes = Or<(
+    Changed<Screen>,
+    Changed<Title>,
+    Changed<Progress>,
+    Changed<AgentKind>,
+    Changed<HookedProcess>,
+)>;
+
+/// The panes' wake times, earliest first (an entry whose pane has since been given another wake
+/// is stale: popped when due and found so), and this tick's panes to visit.
+#[derive(Default)]
+pub struct Wakes {
+    due: BinaryHeap<Reverse<(Instant, Entity)>>,
+    visit: Vec<Entity>,
+}
+
 /// Evaluates the panes that need it. `scratch` holds the rendered rows and region texts, reused
 /// from pane to pane: nothing is allocated per evaluation once it has grown.
 pub fn evaluate_rules(
     manifests: Res<Manifests>,
     clock: Res<Clock>,
     mut scratch: Local<Scratch>,
+    mut wakes: Local<Wakes>,
     mut deadlines: ResMut<Deadlines>,
+    changed: Query<Entity, Changes>,
     mut panes: Query<Inputs>,
 ) {
     let catalog = &manifests.0;
-    let mut next_wake = None;
-    for (screen, title, progress, kind, process, mut verdict, mut wake, mut drift, mut seen) in
-        &mut panes
-    {
+    let Wakes { due, visit } = &mut *wakes;
+    visit.clear();
+    visit.extend(&changed);
+    while let Some(&Reverse((at, entity))) = due.peek() {
+        if at > clock.now {
+            break;
+        }
+        due.pop();
+        visit.push(entity);
+    }
+    visit.sort_unstable();
+    visit.dedup();
+    for &entity in visit.iter() {
+        let Ok((
+            screen,
+            title,
+            progress,
+            kind,
+            process,
+            mut verdict,
+            mut wake,
+            mut drift,
+            mut seen,
+        )) = panes.get_mut(entity)
+        else {
+            continue;
+        };
         let others = title.is_changed()
             || progress.is_changed()
             || kind.is_changed()
             || process.is_changed();
         let woke = wake.0.is_some_and(|w| w <= clock.now);
         if !screen.is_changed() && !others && !woke {
-            if let Some(w) = wake.0 {
-                earliest(&mut next_wake, w);
-            }
             continue;
         }
         let Some(rules) = screen_rules(catalog, &kind, &process) else {
@@ -72,9 +115,6 @@ pub fn evaluate_rules(
         let rows_changed = screen.is_changed() && !seen.same(grid, &mut scratch.rows);
         scratch.rows.forget_reads();
         if !rows_changed && !others && !woke {
-            if let Some(w) = wake.0 {
-                earliest(&mut next_wake, w);
-            }
             continue;
         }
         if rows_changed {
@@ -105,10 +145,10 @@ pub fn evaluate_rules(
         verdict.set_if_neq(ScreenVerdict(winner));
         wake.set_if_neq(Wake(outcome.wake));
         if let Some(w) = outcome.wake {
-            earliest(&mut next_wake, w);
+            due.push(Reverse((w, entity)));
         }
     }
-    deadlines.wake = next_wake;
+    deadlines.wake = due.peek().map(|Reverse((at, _))| *at);
 }
 
 /// The rules that read this pane's screen: those of its kind, unless the kind has none, the

@@ -20,6 +20,15 @@ use std::time::Duration;
 /// How long the screen may lag a hook report before it is believed over it.
 pub const HOOK_HOLD: Duration = Duration::from_secs(1);
 
+/// New evidence: a pane where none of it changed (and that is not being reassessed) is not
+/// visited at all.
+type News = Or<(
+    Changed<ScreenVerdict>,
+    Changed<Glimpse>,
+    Changed<HookEvidence>,
+    Changed<HookedProcess>,
+)>;
+
 type Evidence<'a> = (
     Ref<'a, ScreenVerdict>,
     Ref<'a, Glimpse>,
@@ -30,8 +39,23 @@ type Evidence<'a> = (
 );
 
 /// Decides what each pane with new evidence should do.
-pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Evidence>) {
-    for (screen, glimpse, hook, process, kind, mut verdict) in &mut panes {
+pub fn resolve_priority(
+    manifests: Res<Manifests>,
+    clock: Res<Clock>,
+    mut visit: Local<Vec<Entity>>,
+    news: Query<Entity, News>,
+    mut panes: Query<Evidence>,
+) {
+    // Last tick's `reassess` panes are still in `visit`.
+    visit.extend(&news);
+    visit.sort_unstable();
+    visit.dedup();
+    let mut again = 0;
+    for i in 0..visit.len() {
+        let entity = visit[i];
+        let Ok((screen, glimpse, hook, process, kind, mut verdict)) = panes.get_mut(entity) else {
+            continue;
+        };
         let departed = process.ended > verdict.departures;
         let hook_new = hook.is_changed() && hook.claim.is_some();
         // A working screen came and went within the tick: resolve even if the final answer is
@@ -81,8 +105,13 @@ pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes:
             }
             hold_against_the_screen(&mut next, verdict.hold.as_ref(), &clock);
         }
+        if next.reassess {
+            visit[again] = entity;
+            again += 1;
+        }
         *verdict = next;
     }
+    visit.truncate(again);
 }
 
 /// A screen verdict that contradicts a hook report still inside its hold keeps the hook's state

@@ -13,23 +13,28 @@ use crate::rules::RowBuf;
 use bevy_ecs::prelude::*;
 
 type Inputs<'a> = (
-    Ref<'a, Screen>,
-    Ref<'a, Lifecycle>,
-    Ref<'a, AgentKind>,
-    Ref<'a, HookedProcess>,
+    &'a Screen,
+    &'a Lifecycle,
+    &'a AgentKind,
+    &'a HookedProcess,
     &'a mut Composer,
 );
 
+/// What the composer depends on; a pane where none of it changed is not visited at all.
+type Changes = Or<(
+    Changed<Screen>,
+    Changed<Lifecycle>,
+    Changed<AgentKind>,
+    Changed<HookedProcess>,
+)>;
+
 /// Reads the composer of every pane whose screen or state changed.
-pub fn read_composer(manifests: Res<Manifests>, mut text: Local<RowBuf>, mut panes: Query<Inputs>) {
+pub fn read_composer(
+    manifests: Res<Manifests>,
+    mut text: Local<RowBuf>,
+    mut panes: Query<Inputs, Changes>,
+) {
     for (screen, lifecycle, kind, process, mut composer) in &mut panes {
-        let changed = screen.is_changed()
-            || lifecycle.is_changed()
-            || kind.is_changed()
-            || process.is_changed();
-        if !changed {
-            continue;
-        }
         let spec = kind
             .id
             .and_then(|id| manifests.0.kind(id))
