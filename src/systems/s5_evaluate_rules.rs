@@ -7,10 +7,12 @@
 //! changed when a row the last evaluation read changed (`RowsSeen`), not when bytes arrived: a
 //! redraw of the same screen is not evaluated again and does not delay `quiet_ms`. A pane that is
 //! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
+//! A `finished_turn` rule's win also updates `LastTurn`: a finished turn unlike the last one seen
+//! is a turn that began and ended between two looks (§3.3 addendum).
 
 use crate::components::{
-    AgentKind, Drift, HookedProcess, Presence, Progress, RowsSeen, Screen, ScreenVerdict, Title,
-    Wake,
+    AgentKind, Drift, HookedProcess, LastTurn, Presence, Progress, RowsSeen, Screen, ScreenVerdict,
+    Title, Wake,
 };
 use crate::manifest::{Catalog, HookPolicy, KindRules};
 use crate::resources::{Clock, Deadlines, Manifests, earliest};
@@ -27,6 +29,7 @@ type Inputs<'a> = (
     &'a mut Wake,
     &'a mut Drift,
     &'a mut RowsSeen,
+    &'a mut LastTurn,
 );
 
 /// Evaluates the panes that need it. `scratch` holds the rendered rows and region texts, reused
@@ -40,8 +43,18 @@ pub fn evaluate_rules(
 ) {
     let catalog = &manifests.0;
     let mut next_wake = None;
-    for (screen, title, progress, kind, process, mut verdict, mut wake, mut drift, mut seen) in
-        &mut panes
+    for (
+        screen,
+        title,
+        progress,
+        kind,
+        process,
+        mut verdict,
+        mut wake,
+        mut drift,
+        mut seen,
+        mut turn,
+    ) in &mut panes
     {
         let others = title.is_changed()
             || progress.is_changed()
@@ -103,6 +116,7 @@ pub fn evaluate_rules(
         );
         drift.set_if_neq(next);
         verdict.set_if_neq(ScreenVerdict(winner));
+        turn.set_if_neq(turn.after(process.generation, outcome.turn));
         wake.set_if_neq(Wake(outcome.wake));
         if let Some(w) = outcome.wake {
             earliest(&mut next_wake, w);

@@ -9,8 +9,8 @@
 //! dialog, so the old prompt box read idle in between and every dialog was notified twice).
 
 use crate::components::{
-    AgentKind, Cause, Decision, Glimpse, HookClaim, HookEvidence, HookedProcess, ScreenVerdict,
-    Verdict,
+    AgentKind, Cause, Decision, Glimpse, HookClaim, HookEvidence, HookedProcess, LastTurn,
+    ScreenVerdict, Verdict,
 };
 use crate::manifest::{HookPolicy, RuleState};
 use crate::resources::{Clock, Manifests};
@@ -23,6 +23,7 @@ pub const HOOK_HOLD: Duration = Duration::from_secs(1);
 type Evidence<'a> = (
     Ref<'a, ScreenVerdict>,
     Ref<'a, Glimpse>,
+    Ref<'a, LastTurn>,
     Ref<'a, HookEvidence>,
     &'a HookedProcess,
     &'a AgentKind,
@@ -31,13 +32,16 @@ type Evidence<'a> = (
 
 /// Decides what each pane with new evidence should do.
 pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes: Query<Evidence>) {
-    for (screen, glimpse, hook, process, kind, mut verdict) in &mut panes {
+    for (screen, glimpse, turn, hook, process, kind, mut verdict) in &mut panes {
         let departed = process.ended > verdict.departures;
         let hook_new = hook.is_changed() && hook.claim.is_some();
         // A working screen came and went within the tick: resolve even if the final answer is
         // the same as before (idle → working → idle is a turn).
         let glimpsed = glimpse.is_changed() && glimpse.0.is_some();
-        let screen_new = screen.is_changed() || glimpsed;
+        // A finished turn the screen did not show at the last look: it began and ended between
+        // two looks, so the same idle answer as before still ends a turn.
+        let turned = turn.is_changed() && turn.new;
+        let screen_new = screen.is_changed() || glimpsed || turned;
         if !(departed || hook_new || screen_new || verdict.reassess) {
             continue;
         }
@@ -78,6 +82,9 @@ pub fn resolve_priority(manifests: Res<Manifests>, clock: Res<Clock>, mut panes:
             });
             if glimpsed && matches!(next.decision, Some((Decision::Idle { .. }, _))) {
                 next.passed_working = glimpse.0.clone().map(Cause::Screen);
+            }
+            if turned && let Some((Decision::Idle { .. }, cause)) = &next.decision {
+                next.turn_ended = Some(cause.clone());
             }
             hold_against_the_screen(&mut next, verdict.hold.as_ref(), &clock);
         }
