@@ -19,10 +19,12 @@ use std::time::Duration;
 const REFERENCE: Timing = Timing {
     tick: Duration::from_millis(5),
     on_output: false,
+    stamped: true,
 };
 const TICK_ONLY: Timing = Timing {
     tick: lookout::replay::TICK,
     on_output: false,
+    stamped: true,
 };
 
 /// Latency (ms) of each reference change in `timed`, by "from→to"; `None`: missed.

@@ -310,6 +310,7 @@ fn spawn_pane(
                 attention,
                 labels,
                 Settling::default(),
+                LastTurn::default(),
             ),
         ))
         .id();

@@ -35,7 +35,7 @@ pub struct Step {
 pub struct MarkerCheck {
     /// Recording time, seconds.
     pub at: f64,
-    /// The marker's label: working, blocked, idle (idle or done), done, other; optionally
+    /// The marker's label: working, blocked, idle (idle or done), idle-only, done, other; optionally
     /// followed by the composer it shows (`idle composer=pending:fix the tests`, see
     /// [`composer_accepts`]).
     pub expected: String,
@@ -75,13 +75,15 @@ impl Replay {
     }
 }
 
-/// Whether a marker label accepts a lifecycle. `idle` means "ready for input": idle or done.
+/// Whether a marker label accepts a lifecycle. `idle` means "ready for input": idle or done;
+/// `idle-only` is idle and not done (no turn ended unread: a picker opened and closed).
 pub fn marker_accepts(label: &str, state: LifecycleState) -> bool {
     use LifecycleState::*;
     match label {
         "working" => state == Working,
         "blocked" => state == Blocked,
         "idle" => matches!(state, Idle | Done),
+        "idle-only" => state == Idle,
         "done" => state == Done,
         "other" => matches!(state, Idle | Done),
         _ => false,
@@ -145,6 +147,10 @@ pub struct Timing {
     /// Whether output also asks for a tick `OUTPUT_BATCH` after it arrives, and a time condition
     /// or settle for a tick when it comes due (`panes::next_due`).
     pub on_output: bool,
+    /// Whether output is stamped with when it arrived, so it is read burst by burst (§3.3
+    /// addendum). `false`: the screen is seen only as each tick finds it, as a source that polls
+    /// the pane does (the tmux source captures each pane once a tick).
+    pub stamped: bool,
 }
 
 impl Timing {
@@ -152,6 +158,13 @@ impl Timing {
     pub const SERVER: Timing = Timing {
         tick: TICK,
         on_output: true,
+        stamped: true,
+    };
+    /// As the tmux source sees a pane: one look a tick, nothing in between.
+    pub const POLLED: Timing = Timing {
+        tick: TICK,
+        on_output: false,
+        stamped: false,
     };
 }
 
@@ -222,8 +235,12 @@ pub fn replay_with(cast: &Cast, catalog: Arc<Catalog>, kind: &str, timing: Timin
         match &event.kind {
             EventKind::Output(data) => {
                 // stamped with recording time: bursts are read as they came (§3.3 addendum)
-                let _ =
-                    crate::panes::feed_at(&mut world, PANE, data.as_bytes(), start + event.time);
+                let _ = match timing.stamped {
+                    true => {
+                        crate::panes::feed_at(&mut world, PANE, data.as_bytes(), start + event.time)
+                    }
+                    false => crate::panes::feed(&mut world, PANE, data.as_bytes()),
+                };
             }
             EventKind::Resize { cols, rows } => {
                 let _ = crate::panes::resize(&mut world, PANE, *rows, *cols);

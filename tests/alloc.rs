@@ -97,4 +97,31 @@ fn evaluating_a_changed_screen_allocates_nothing_once_warm() {
             on_vt as f64 / n as f64
         );
     }
+    // A finished Codex turn (the prompt echoed, the answer under it, the composer): its
+    // `finished_turn` rule wins and fingerprints its hit, and that allocates nothing either.
+    let codex = catalog
+        .kind_id("codex")
+        .and_then(|k| catalog.kind(k))
+        .expect("codex rules");
+    let mut vt = Screen::new(40, 120);
+    let _ = vt.process(
+        "\x1b[2;3H>_ OpenAI Codex (v0.171.0)\x1b[6;1H› hello, a short one\x1b[9;1H• Mock answer.\
+         \x1b[11;3HWorked for <1s • 18:08\x1b[37;1H› Ask Codex to do anything\x1b[39;3Hmock-model"
+            .as_bytes(),
+    );
+    let rows = rows_of(&vt);
+    let now = Instant::now();
+    let look = Look {
+        screen: &rows,
+        title: "project",
+        progress: "",
+        changed_at: Some(now),
+        now,
+    };
+    let outcome = codex.evaluate(&look);
+    let winner = outcome.winner.map(|i| codex.rules[i].id.to_string());
+    assert_eq!(winner.as_deref(), Some("finished-turn"));
+    assert!(outcome.turn.is_some(), "the turn is fingerprinted");
+    let (on_rows, _) = allocations(codex, &rows, 50);
+    assert_eq!(on_rows, 0, "a finished turn's fingerprint allocates");
 }

@@ -74,6 +74,53 @@ fn assert_all_right(markers: usize, failures: Vec<String>) {
     );
 }
 
+/// A turn answered at once must end done even when no working screen is ever seen, and a picker
+/// opened and closed must not: the `shortturn` and `modelpicker` recordings replayed as the tmux
+/// source sees a pane (one look a tick, nothing in between, so the turn's working screens are
+/// mostly never seen), with titles and without.
+#[test]
+fn short_turns_and_pickers_read_right_when_polled() {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let catalog = Arc::new(catalog);
+    let mut markers = 0;
+    let mut failures = Vec::new();
+    let cases = fixtures().into_iter().filter(|(f, _)| {
+        f.path
+            .file_stem()
+            .is_some_and(|s| s == "shortturn" || s == "modelpicker")
+    });
+    for (fixture, cast) in cases {
+        for (what, cast) in [
+            ("titles on", cast.clone()),
+            ("titles off", replay::without_titles(&cast)),
+        ] {
+            let result = replay::replay_with(
+                &cast,
+                catalog.clone(),
+                &fixture.kind,
+                replay::Timing::POLLED,
+            );
+            markers += result.markers.len();
+            for m in result.markers.iter().filter(|m| !m.ok) {
+                failures.push(format!(
+                    "{} (polled, {what}) @{:.3}s: expected {}, detected {} ({})",
+                    fixture.path.display(),
+                    m.at,
+                    m.expected,
+                    m.detected.name(),
+                    m.cause.as_deref().unwrap_or("no cause"),
+                ));
+            }
+        }
+    }
+    assert!(
+        markers >= 40,
+        "the shortturn/modelpicker recordings are missing"
+    );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn every_fixture_marker_replays_right() {
     let (markers, failures) = replay_all(Cast::clone, "titles on", true);

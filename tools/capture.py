@@ -216,21 +216,25 @@ class Pane:
         return base
 
     def mark(self, state, composer=None):
-        """state: w|b|i|o. Sends the recorder chord; in explore mode only snaps. composer: what the
+        """state: w|b|i|o|d|n. Sends the recorder chord; in explore mode only snaps. composer: what the
         input box shows (`empty`, `unknown`, `pending:TEXT`); written into the marker's label after
         the recording (`idle composer=pending:TEXT`, see src/replay.rs)."""
-        name = {"w": "working", "b": "blocked", "i": "idle", "o": "other"}[state]
-        self.snap(name)
+        # d: done (a turn ended and nobody read it), n: idle and never done (no turn ran) — both
+        # recorded with the idle chord, their labels written by `relabel`
+        chord = {"d": "i", "n": "i"}.get(state, state)
+        name = {"w": "working", "b": "blocked", "i": "idle", "o": "other"}[chord]
+        label = {"d": "done", "n": "idle-only"}.get(state, name)
+        self.snap(label)
         if not self.marks:
             self.procs()
         if not self.explore:
-            tmux("send-keys", "-t", SESSION, "C-]", state)
+            tmux("send-keys", "-t", SESSION, "C-]", chord)
         self.marks.append(name)
         # "title-only pending:…": the lifecycle is shown by the title alone (see src/replay.rs)
         extra = ""
         if composer and composer.startswith("title-only "):
             extra, composer = " title-only", composer[len("title-only "):]
-        self.labels.append(name + extra + (" composer=" + composer if composer else ""))
+        self.labels.append(label + extra + (" composer=" + composer if composer else ""))
         log("  mark %s" % self.labels[-1])
         time.sleep(0.6)
 
@@ -360,6 +364,8 @@ class Agent:
     slow_end = r"end of the slow answer"
     menu_keys = ("/",)    # opens a menu/picker at the idle prompt (typed literally when one char)
     menu_close = ("BSpace",)
+    model_picker = None   # case "modelpicker": the picker `/model` + Enter opens (regex)
+    picker_hint = r"$^"   # … and its key-hint row while a picker step is open
     settle = 2.0          # seconds a screen must hold before an idle marker (> idle_settle_ms + a tick)
     startup_timeout = 60
     slow_seconds = 7.0    # how long the mock streams the slow answer (shorter for CLIs that redraw a lot)
@@ -607,6 +613,8 @@ trust_level = "trusted"
     queue_key = "Tab"
 
     signin = r"Sign in with ChatGPT|Provide your own API key"
+    model_picker = r"Select Model|Select model"
+    picker_hint = r"esc (?:to go )?back"
 
     def setup_signin(self, env, port):
         env.update({"CODEX_HOME": HOME + "/.codex"})
@@ -658,6 +666,8 @@ class Gemini(Agent):
     question_lines = 3
 
     signin = r"How would you like to authenticate|Login with Google"
+    model_picker = r"Select Model|Select model"
+    picker_hint = r"Press Esc to close|Esc to (?:close|cancel)"
 
     def setup_signin(self, env, port):
         env.update({"GEMINI_TELEMETRY_ENABLED": "false"})
@@ -1134,10 +1144,14 @@ SIZES = {"small": (80, 24), "narrow": (60, 20)}
 #   noanim    (codex) tui.animations = false: a slow answer       i, w, w, i
 #   composer  the input box: empty, a wrapped draft, sent, a draft typed while working, after the
 #             turn, a multi-line draft (where the CLI has a newline key)   i, i, w, w, i[, i]
+#   shortturn a turn answered at once, never read: done, also under a draft   n, d, d, d
+#   modelpicker (codex, gemini) /model opened and closed at idle, then a model chosen, then a
+#             draft: no turn                                      n, n, n, n, n, n, n
+#             (d: a `done` marker, n: `idle-only`, idle and never done)
 #   ghost     after a short turn (a suggestion may show): empty; the last prompt's first letters
 #             typed (an autosuggestion may show the rest): pending "ple"          i, i
 EXTRA_CASES = ["narrow", "resize", "menu", "draft", "queued", "error", "longtool", "composer", "ghost",
-               "usagelimit", "ratelimit", "ask", "presets"]
+               "usagelimit", "ratelimit", "ask", "presets", "shortturn", "modelpicker"]
 
 
 # ---------------------------------------------------------------- scenarios
@@ -1566,6 +1580,56 @@ def sc_presets(a, p):
     p.mark("i")
 
 
+def sc_shortturn(a, p):
+    """A turn the mock answers at once, left unread: done (with unread), though its working
+    screen was up for a moment only (or never between two looks); then a draft typed under it:
+    the same finished turn, still done."""
+    p.mark("n")
+    p.type("hello, a short one", enter_key=a.submit)
+    p.wait(a.answer, 30, what="answer")
+    a.is_idle(p)
+    p.mark("d")
+    time.sleep(1.0)
+    p.mark("d")
+    p.type("a draft", enter=False)
+    time.sleep(a.settle)
+    p.mark("d")
+
+
+def sc_modelpicker(a, p):
+    """The model picker (/model + Enter) opened at the idle prompt and closed with Esc, then
+    opened again and a model chosen (Codex notes it in the transcript, "• Model changed to …"),
+    then a draft typed: no turn ran, so idle all along (never working, never done)."""
+    p.mark("n")
+    p.type("/model", enter=False)
+    time.sleep(1.0)
+    p.keys("Enter")
+    p.wait(a.model_picker, 15, what="model-picker", quiet=a.settle)
+    p.mark("n")
+    time.sleep(1.0)
+    p.mark("n")
+    p.keys("Escape")
+    p.wait(a.model_picker, 15, gone=True, what="model-picker-gone")
+    p.wait(a.ready, 15, what="ready", quiet=a.settle)
+    p.mark("n")
+    time.sleep(1.0)
+    p.mark("n")
+    p.type("/model", enter=False)
+    time.sleep(1.0)
+    p.keys("Enter")
+    p.wait(a.model_picker, 15, what="model-picker-again", quiet=1.0)
+    for _ in range(3):  # the model, then (some releases) its reasoning level
+        p.keys("Enter")
+        time.sleep(1.5)
+        if not re.search(a.picker_hint, bottom(p.text(), 3), re.M):
+            break
+    p.wait(a.ready, 15, what="model-chosen", quiet=a.settle)
+    p.mark("n")
+    p.type("a draft", enter=False)
+    time.sleep(a.settle)
+    p.mark("n")
+
+
 def sc_longtool(a, p):
     """A command that runs 32 s with no output (approved first where the CLI asks): working."""
     p.mark("i")
@@ -1625,7 +1689,7 @@ def sc_noanim(a, p):
     sc_slow(a, p)
 
 
-SCENARIOS = {"presets": sc_presets, "usagelimit": sc_usagelimit, "ratelimit": sc_ratelimit,
+SCENARIOS = {"shortturn": sc_shortturn, "modelpicker": sc_modelpicker, "presets": sc_presets, "usagelimit": sc_usagelimit, "ratelimit": sc_ratelimit,
              "composer": sc_composer, "ghost": sc_ghost, "edit": sc_edit, "toolrun": sc_toolrun, "narrow": sc_narrow, "resize": sc_resize, "menu": sc_menu, "draft": sc_draft,
              "queued": sc_queued, "error": sc_error, "longtool": sc_longtool, "notitle": sc_notitle,
              "plan": sc_plan, "noanim": sc_noanim, "firstrun": sc_firstrun,"ask": sc_ask, "signin": sc_signin, "background": sc_background, "subagent": sc_subagent, "quote": sc_quote, "startup": sc_startup, "slow": sc_slow, "approve": sc_approve, "deny": sc_deny,

@@ -14,6 +14,7 @@
 //! | `HookEvidence`  | `ingest_hooks` (Ingest)                    | `resolve_priority`, `emit_events`        |
 //! | `ScreenVerdict`, `Wake` | `evaluate_rules` (Evaluate)        | `resolve_priority`                       |
 //! | `RowsSeen`      | `evaluate_rules` (Evaluate)                | `evaluate_rules`, explain                |
+//! | `LastTurn`      | `evaluate_rules` (Evaluate)                | `resolve_priority`                       |
 //! | `Drift`         | `evaluate_rules` (Evaluate)                | the embedder (status, explain)           |
 //! | `Composer`      | `read_composer` (Transition, last)         | the embedder (pane states, `pane.send`)  |
 //! | `Verdict`       | `resolve_priority` (Resolve)               | `apply_transitions`                      |
@@ -27,6 +28,7 @@ mod drift;
 mod glimpse;
 mod hooked_process;
 mod labels;
+mod last_turn;
 mod lifecycle;
 mod pane_id;
 mod progress;
@@ -44,6 +46,7 @@ pub use drift::{Drift, Stale, compare_versions};
 pub use glimpse::Glimpse;
 pub use hooked_process::{Generation, HookedProcess, Presence};
 pub use labels::Labels;
+pub use last_turn::LastTurn;
 pub use lifecycle::{Lifecycle, LifecycleState, Settling};
 pub use pane_id::PaneId;
 pub use progress::Progress;

@@ -97,4 +97,9 @@ pub struct Verdict {
     /// A working screen was seen since the last tick, before this idle decision (§3.3
     /// addendum): the pane passes through working first, with this cause.
     pub passed_working: Option<Cause>,
+    /// The idle screen shows a finished turn it did not show at the last look (a
+    /// `finished_turn` rule, §3.3 addendum): a pane that was idle or done passes through working
+    /// first.
+    /// Not a blocked one: a dialog answered "no" ends idle.
+    pub turn_ended: Option<Cause>,
 }

@@ -81,6 +81,8 @@ pub struct CompiledRule {
     pub spinner: Option<bool>,
     /// `settled`.
     pub settled: bool,
+    /// `finished_turn`: the last hit of `primary_re` is the last finished turn.
+    pub finished_turn: bool,
     /// `label`.
     pub label: Option<Arc<str>>,
     /// `resets_at` (its group `at` is the reset time as shown).
@@ -281,6 +283,15 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestEr
     if !has_condition {
         errors.push(ManifestError::at(file, Some(&id), "regex", K::NoCondition));
     }
+    let finished_turn = raw.finished_turn.unwrap_or(false);
+    if finished_turn && (state != RuleState::Idle || primary.is_empty()) {
+        errors.push(ManifestError::at(
+            file,
+            Some(&id),
+            "finished_turn",
+            K::TurnNeedsIdleMatch,
+        ));
+    }
     if !errors.is_empty() {
         return Err(errors);
     }
@@ -299,6 +310,7 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestEr
         alternate_screen: raw.alternate_screen,
         spinner: raw.spinner,
         settled: raw.settled.unwrap_or(false),
+        finished_turn,
         label,
         resets_at,
     })
@@ -539,6 +551,25 @@ mod tests {
             one("state = \"blocked\"\nregex=['x']\nresets_at='(?P<at>'")
                 .contains("field `resets_at`: regex does not compile")
         );
+    }
+
+    #[test]
+    fn a_finished_turn_rule_is_idle_and_matches_text() {
+        let ok = compile_file(
+            "t.toml",
+            "kind=\"k\"\n[[screen]]\nid=\"a\"\nstate=\"idle\"\nregex='^> '\nfinished_turn=true",
+        )
+        .expect("valid");
+        assert!(ok.rules[0].finished_turn);
+        for bad in [
+            "state = \"working\"\nregex=['x']\nfinished_turn=true",
+            "state = \"idle\"\nquiet_ms=100\nfinished_turn=true",
+        ] {
+            assert!(
+                one(bad).contains("field `finished_turn`: `finished_turn` needs state `idle`"),
+                "{bad}"
+            );
+        }
     }
 
     #[test]

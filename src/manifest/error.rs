@@ -41,6 +41,8 @@ pub enum ManifestErrorKind {
     BadLabel(String),
     /// `resets_at` has no capture group named `at`.
     NoResetGroup,
+    /// `finished_turn` on a rule that is not `idle` or has no `regex`/`contains`.
+    TurnNeedsIdleMatch,
     /// A `[composer] shape` other than box/rules/glyph/bar.
     UnknownShape(String),
     /// `[composer] shape = "glyph"` without a `glyph`.
@@ -133,6 +135,10 @@ impl fmt::Display for ManifestErrorKind {
             Io(m) => write!(f, "cannot read: {m}"),
             BadLabel(l) => write!(f, "label `{l}` must be 1 to 32 of a-z, 0-9 and _"),
             NoResetGroup => write!(f, "needs a capture group named `at` (?P<at>…)"),
+            TurnNeedsIdleMatch => write!(
+                f,
+                "`finished_turn` needs state `idle` and a `regex` or `contains` (its hit is the turn)"
+            ),
             UnknownShape(s) => write!(
                 f,
                 "unknown composer shape `{s}`; expected box, rules, glyph or bar"

@@ -142,6 +142,9 @@ pub struct RawRule {
     pub spinner: Option<bool>,
     /// Positive idle evidence: skip settling.
     pub settled: Option<bool>,
+    /// An `idle` rule whose last hit is the last finished turn: a hit unlike the last one seen
+    /// is a turn that started and ended between two looks.
+    pub finished_turn: Option<bool>,
     /// A label the pane carries while this rule decides it (`usage_limit`).
     pub label: Option<String>,
     /// A regex with a group named `at`: the reset time the screen shows, captured only when the

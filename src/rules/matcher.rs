@@ -30,6 +30,8 @@ pub struct Outcome {
     pub winner: Option<usize>,
     /// When a time condition may next change its answer.
     pub wake: Option<Instant>,
+    /// The winner is a `finished_turn` rule: the fingerprint of its last hit (its text without whitespace).
+    pub turn: Option<u64>,
 }
 
 /// How primary patterns are matched: the combined automaton per region, or one regex per rule
@@ -187,6 +189,27 @@ impl<'a> Texts<'a> {
     }
 }
 
+/// The fingerprint of `rule`'s last primary hit in `text` (the turn a `finished_turn` rule
+/// points at): a hash of its characters without whitespace, so the same turn re-wrapped by a
+/// resize, or scrolled to another row, is the same turn. No allocation.
+fn turn_print(rule: &Rule, text: &str) -> Option<u64> {
+    let hit = rule
+        .spec
+        .primary_re
+        .iter()
+        .filter_map(|re| re.find_iter(text).last())
+        .max_by_key(|m| m.end())?;
+    // FNV-1a over the bytes that are not whitespace
+    let print = hit
+        .as_str()
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace())
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+    Some(print)
+}
+
 /// Where the last `k` rows of `text` (rows joined by `\n`) start.
 fn suffix_start(text: &str, k: u8) -> usize {
     if k == 0 {
@@ -231,9 +254,14 @@ impl KindRules {
         let mut texts = Texts::new(look, self.regions.len(), scratch);
         let winner =
             (0..self.rules.len()).find(|&i| self.fires(i, &mut texts, strategy, false).is_some());
+        let turn = winner
+            .map(|i| &self.rules[i])
+            .filter(|rule| rule.spec.finished_turn)
+            .and_then(|rule| turn_print(rule, texts.text(self, rule.region)));
         Outcome {
             winner,
             wake: self.wake(look),
+            turn,
         }
     }
 

@@ -8,10 +8,12 @@
 //! changed when a row the last evaluation read changed (`RowsSeen`), not when bytes arrived: a
 //! redraw of the same screen is not evaluated again and does not delay `quiet_ms`. A pane that is
 //! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
+//! A `finished_turn` rule's win also updates `LastTurn`: a finished turn unlike the last one seen
+//! is a turn that began and ended between two looks (§3.3 addendum).
 
 use crate::components::{
-    AgentKind, Drift, HookedProcess, Presence, Progress, RowsSeen, Screen, ScreenVerdict, Title,
-    Wake,
+    AgentKind, Drift, HookedProcess, LastTurn, Presence, Progress, RowsSeen, Screen, ScreenVerdict,
+    Title, Wake,
 };
 use crate::manifest::{Catalog, HookPolicy, KindRules};
 use crate::resources::{Clock, Deadlines, Manifests};
@@ -31,6 +33,7 @@ type Inputs<'a> = (
     &'a mut Wake,
     &'a mut Drift,
     &'a mut RowsSeen,
+    &'a mut LastTurn,
 );
 
 /// What makes a pane worth a look besides the clock.
@@ -85,6 +88,7 @@ pub fn evaluate_rules(
             mut wake,
             mut drift,
             mut seen,
+            mut turn,
         )) = panes.get_mut(entity)
         else {
             continue;
@@ -143,6 +147,7 @@ pub fn evaluate_rules(
         );
         drift.set_if_neq(next);
         verdict.set_if_neq(ScreenVerdict(winner));
+        turn.set_if_neq(turn.after(process.generation, outcome.turn));
         wake.set_if_neq(Wake(outcome.wake));
         if let Some(w) = outcome.wake {
             due.push(Reverse((w, entity)));

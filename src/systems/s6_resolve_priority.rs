@@ -9,8 +9,8 @@
 //! dialog, so the old prompt box read idle in between and every dialog was notified twice).
 
 use crate::components::{
-    AgentKind, Cause, Decision, Glimpse, HookClaim, HookEvidence, HookedProcess, ScreenVerdict,
-    Verdict,
+    AgentKind, Cause, Decision, Glimpse, HookClaim, HookEvidence, HookedProcess, LastTurn,
+    ScreenVerdict, Verdict,
 };
 use crate::manifest::{HookPolicy, RuleState};
 use crate::resources::{Clock, Manifests};
@@ -25,6 +25,7 @@ pub const HOOK_HOLD: Duration = Duration::from_secs(1);
 type News = Or<(
     Changed<ScreenVerdict>,
     Changed<Glimpse>,
+    Changed<LastTurn>,
     Changed<HookEvidence>,
     Changed<HookedProcess>,
 )>;
@@ -32,6 +33,7 @@ type News = Or<(
 type Evidence<'a> = (
     Ref<'a, ScreenVerdict>,
     Ref<'a, Glimpse>,
+    Ref<'a, LastTurn>,
     Ref<'a, HookEvidence>,
     &'a HookedProcess,
     &'a AgentKind,
@@ -53,7 +55,8 @@ pub fn resolve_priority(
     let mut again = 0;
     for i in 0..visit.len() {
         let entity = visit[i];
-        let Ok((screen, glimpse, hook, process, kind, mut verdict)) = panes.get_mut(entity) else {
+        let Ok((screen, glimpse, turn, hook, process, kind, mut verdict)) = panes.get_mut(entity)
+        else {
             continue;
         };
         let departed = process.ended > verdict.departures;
@@ -61,7 +64,10 @@ pub fn resolve_priority(
         // A working screen came and went within the tick: resolve even if the final answer is
         // the same as before (idle → working → idle is a turn).
         let glimpsed = glimpse.is_changed() && glimpse.0.is_some();
-        let screen_new = screen.is_changed() || glimpsed;
+        // A finished turn the screen did not show at the last look: it began and ended between
+        // two looks, so the same idle answer as before still ends a turn.
+        let turned = turn.is_changed() && turn.new;
+        let screen_new = screen.is_changed() || glimpsed || turned;
         if !(departed || hook_new || screen_new || verdict.reassess) {
             continue;
         }
@@ -102,6 +108,9 @@ pub fn resolve_priority(
             });
             if glimpsed && matches!(next.decision, Some((Decision::Idle { .. }, _))) {
                 next.passed_working = glimpse.0.clone().map(Cause::Screen);
+            }
+            if turned && let Some((Decision::Idle { .. }, cause)) = &next.decision {
+                next.turn_ended = Some(cause.clone());
             }
             hold_against_the_screen(&mut next, verdict.hold.as_ref(), &clock);
         }

@@ -163,10 +163,16 @@ pub fn apply_transitions(
         }
         let before = lifecycle.state;
         // A working screen seen since the last tick (§3.3 addendum): through working first, so
-        // an approved prompt whose work ended within the tick still ends done with unread.
+        // an approved prompt whose work ended within the tick still ends done with unread. So
+        // does a finished turn that appeared on an idle pane between two looks.
+        let turn_ended = verdict
+            .turn_ended
+            .as_ref()
+            .filter(|_| matches!(lifecycle.state, LifecycleState::Idle | LifecycleState::Done));
         if let Some(passed) = verdict
             .passed_working
             .as_ref()
+            .or(turn_ended)
             .filter(|_| verdict.is_changed() && lifecycle.state != LifecycleState::Working)
         {
             let w = step(lifecycle.state, &Decision::Working, false);
