@@ -290,6 +290,58 @@ fn a_hook_in_a_tmux_pane_reports_for_the_pane_the_tmux_source_watches() {
     );
 }
 
+/// A hook that fired while the server was stopped is kept for its pane however long ago it fired:
+/// the next server applies it once its tmux source has opened the pane again (not refused
+/// `unknown_pane` on the first tick because the file is older than the wait).
+#[test]
+fn a_report_left_while_stopped_is_applied_by_the_next_server() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-late-{}", std::process::id());
+    let (tmux, pane) = start_tmux(&name, &bin);
+    let attach = home.run(&["tmux", "--socket-name", &name]);
+    assert!(attach.status.success(), "{}", text(&attach));
+    let id = format!("tmux:{name}:{pane}");
+    tmux.type_line(&pane, "claude");
+    wait_until(
+        "claude identified",
+        || is(&home, &id, "claude", "idle"),
+        || format!("{:?}\n{}", home.panes(), tmux.screen(&pane)),
+    );
+    let stop = home.run(&["stop"]);
+    assert!(stop.status.success(), "{}", text(&stop));
+    // The hook inside the pane, with no server: exit 0, the report left in the mirror file.
+    let out = home
+        .command(&["report", "--agent", "claude", "state", "blocked"])
+        .env("TMUX", tmux_env(&tmux))
+        .env("TMUX_PANE", &pane)
+        .output()
+        .expect("report");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mirror = home.path("state/lookout/agent-status");
+    let file = std::fs::read_dir(&mirror)
+        .expect("mirror dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the mirror file");
+    // It fired a minute ago: the person starts the next server well after the hook.
+    let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_modified(minute_ago))
+        .expect("age the mirror file");
+    let status = home.run(&["status"]);
+    assert!(status.status.success(), "{}", text(&status));
+    wait_until(
+        "the mirrored report applied",
+        || is(&home, &id, "claude", "blocked"),
+        || format!("{:?}\n{}", home.panes(), home.log()),
+    );
+    assert!(!home.log().contains("refused"), "{}", home.log());
+}
+
 #[test]
 fn extra_boards_never_reopen_a_blocked_pane() {
     let home = Home::new();
