@@ -342,6 +342,32 @@ fn a_report_left_while_stopped_is_applied_by_the_next_server() {
     assert!(!home.log().contains("refused"), "{}", home.log());
 }
 
+/// The tmux.conf line the README gives, `run-shell 'lookout tmux --set-options'`, leaves the
+/// pane in front as it was: a word printed on success would be shown by tmux in view mode over
+/// that pane, taking the keys meant for the agent in it.
+#[test]
+fn run_shell_in_tmux_conf_leaves_the_pane_alone() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-runshell-{}", std::process::id());
+    let (tmux, pane) = start_tmux(&name, &bin);
+    let env: Vec<String> = home
+        .env()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let line = format!("env {} {LOOKOUT} tmux --set-options", env.join(" "));
+    // Without -b, `run-shell` returns once the command ended and its output was shown.
+    tmux.run(&["run-shell", &line]);
+    wait_until(
+        "the source writing options",
+        || !tmux.option("-g", &pane, "@lookout_heartbeat").is_empty(),
+        || home.log(),
+    );
+    let mode = tmux.run(&["display", "-p", "-t", &pane, "#{pane_in_mode}"]);
+    assert_eq!(mode.trim(), "0", "{}", tmux.screen(&pane));
+}
+
 #[test]
 fn extra_boards_never_reopen_a_blocked_pane() {
     let home = Home::new();
