@@ -368,6 +368,25 @@ fn run_shell_in_tmux_conf_leaves_the_pane_alone() {
     assert_eq!(mode.trim(), "0", "{}", tmux.screen(&pane));
 }
 
+/// `lookout status | head -1`: a reader that closed early ends status quietly (exit 0), not with
+/// a panic about a broken pipe.
+#[test]
+fn status_into_a_closed_pipe_is_quiet() {
+    let home = Home::new();
+    for args in [&["status"][..], &["status", "--json"][..]] {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = home
+            .command(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("status");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out));
+    }
+}
+
 #[test]
 fn extra_boards_never_reopen_a_blocked_pane() {
     let home = Home::new();
