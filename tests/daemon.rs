@@ -306,6 +306,103 @@ fn a_hook_in_a_tmux_pane_reports_for_the_pane_the_tmux_source_watches() {
     );
 }
 
+/// A hook that fired while the server was stopped is kept for its pane however long ago it fired:
+/// the next server applies it once its tmux source has opened the pane again (not refused
+/// `unknown_pane` on the first tick because the file is older than the wait).
+#[test]
+fn a_report_left_while_stopped_is_applied_by_the_next_server() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-late-{}", std::process::id());
+    let (tmux, pane) = start_tmux(&name, &bin);
+    let attach = home.run(&["tmux", "--socket-name", &name]);
+    assert!(attach.status.success(), "{}", text(&attach));
+    let id = format!("tmux:{name}:{pane}");
+    tmux.type_line(&pane, "claude");
+    wait_until(
+        "claude identified",
+        || is(&home, &id, "claude", "idle"),
+        || format!("{:?}\n{}", home.panes(), tmux.screen(&pane)),
+    );
+    let stop = home.run(&["stop"]);
+    assert!(stop.status.success(), "{}", text(&stop));
+    // The hook inside the pane, with no server: exit 0, the report left in the mirror file.
+    let out = home
+        .command(&["report", "--agent", "claude", "state", "blocked"])
+        .env("TMUX", tmux_env(&tmux))
+        .env("TMUX_PANE", &pane)
+        .output()
+        .expect("report");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let mirror = home.path("state/lookout/agent-status");
+    let file = std::fs::read_dir(&mirror)
+        .expect("mirror dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .expect("the mirror file");
+    // It fired a minute ago: the person starts the next server well after the hook.
+    let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_modified(minute_ago))
+        .expect("age the mirror file");
+    let status = home.run(&["status"]);
+    assert!(status.status.success(), "{}", text(&status));
+    wait_until(
+        "the mirrored report applied",
+        || is(&home, &id, "claude", "blocked"),
+        || format!("{:?}\n{}", home.panes(), home.log()),
+    );
+    assert!(!home.log().contains("refused"), "{}", home.log());
+}
+
+/// The tmux.conf line the README gives, `run-shell 'lookout tmux --set-options'`, leaves the
+/// pane in front as it was: a word printed on success would be shown by tmux in view mode over
+/// that pane, taking the keys meant for the agent in it.
+#[test]
+fn run_shell_in_tmux_conf_leaves_the_pane_alone() {
+    let home = Home::new();
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-runshell-{}", std::process::id());
+    let (tmux, pane) = start_tmux(&name, &bin);
+    let env: Vec<String> = home
+        .env()
+        .into_iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    let line = format!("env {} {LOOKOUT} tmux --set-options", env.join(" "));
+    // Without -b, `run-shell` returns once the command ended and its output was shown.
+    tmux.run(&["run-shell", &line]);
+    wait_until(
+        "the source writing options",
+        || !tmux.option("-g", &pane, "@lookout_heartbeat").is_empty(),
+        || home.log(),
+    );
+    let mode = tmux.run(&["display", "-p", "-t", &pane, "#{pane_in_mode}"]);
+    assert_eq!(mode.trim(), "0", "{}", tmux.screen(&pane));
+}
+
+/// `lookout status | head -1`: a reader that closed early ends status quietly (exit 0), not with
+/// a panic about a broken pipe.
+#[test]
+fn status_into_a_closed_pipe_is_quiet() {
+    let home = Home::new();
+    for args in [&["status"][..], &["status", "--json"][..]] {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = home
+            .command(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("status");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out));
+    }
+}
+
 #[test]
 fn extra_boards_never_reopen_a_blocked_pane() {
     let home = Home::new();

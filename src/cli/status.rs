@@ -8,6 +8,8 @@ use super::printable::printable;
 use crate::server::protocol::params;
 use crate::server::protocol::results::ServerInfo;
 use serde_json::json;
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -35,20 +37,24 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     let mut client = super::connect(args.socket)?;
     let snapshot = client.call(&params::PaneList {})?;
+    // The whole answer is written at once, so a reader that closes early (`lookout status |
+    // head -3`) ends it quietly instead of a panic on a broken pipe.
+    let mut out = String::new();
     let info = client.call(&params::ServerInfo {})?;
     if args.json {
-        let mut out = serde_json::to_value(&snapshot)?;
-        out["server"] = serde_json::to_value(&info)?;
-        out["report_problem"] = json!(last_report_problem());
-        println!("{out}");
-        return Ok(ExitCode::SUCCESS);
+        let mut json = serde_json::to_value(&snapshot)?;
+        json["server"] = serde_json::to_value(&info)?;
+        json["report_problem"] = json!(last_report_problem());
+        let _ = writeln!(out, "{json}");
+        return emit(&out);
     }
-    print_server(&info);
+    print_server(&mut out, &info);
     if let Some(line) = super::skipped_manifests(&mut client) {
-        println!("warning: {line}");
+        let _ = writeln!(out, "warning: {line}");
     }
     if let Some(problem) = last_report_problem() {
-        println!(
+        let _ = writeln!(
+            out,
             "last undelivered hook report: {problem} (all in {})",
             crate::cli::report::log_path().display()
         );
@@ -67,7 +73,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     crate::panes::by_urgency(&mut panes);
     let width = crate::pty::terminal::window_size().map_or(80, |w| usize::from(w.cols).max(60));
     let header = ["PANE", "KIND", "STATE", "ATTN", "SINCE", "CAUSE"].map(String::from);
-    println!("{}", table_row(width, header));
+    let _ = writeln!(out, "{}", table_row(width, header));
     let now = std::time::SystemTime::now();
     for p in panes {
         let mut attention = String::new();
@@ -101,9 +107,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             crate::cli::watch::render::since(&p.since, now),
             printable(&why.join(" · ")).into_owned(),
         ];
-        println!("{}", table_row(width, cells));
+        let _ = writeln!(out, "{}", table_row(width, cells));
     }
-    Ok(ExitCode::SUCCESS)
+    emit(&out)
+}
+
+/// Writes `text` to stdout; a reader that has gone is not an error.
+fn emit(text: &str) -> anyhow::Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(ExitCode::SUCCESS),
+    }
 }
 
 /// Widths of every column but the last, which takes what is left of the line.
@@ -131,13 +149,14 @@ fn fit(text: &str, width: usize) -> String {
 }
 
 /// One line about the server: pid, version, uptime, log.
-fn print_server(info: &ServerInfo) {
+fn print_server(out: &mut String, info: &ServerInfo) {
     let uptime = Duration::from_millis(info.uptime_ms);
     let log = info.log.as_ref().map_or_else(
         || "stderr of its terminal".into(),
         |l| l.display().to_string(),
     );
-    println!(
+    let _ = writeln!(
+        out,
         "server: pid {}, version {}, up {}, log {log}",
         info.pid,
         info.version,
@@ -146,15 +165,20 @@ fn print_server(info: &ServerInfo) {
     let machine = printable(&info.machine).into_owned();
     let fleet = info.fleet.clone().unwrap_or_default();
     match fleet["url"].as_str() {
-        None => println!("machine: {machine} (not publishing to a fleet)"),
-        Some(url) if fleet["connected"] == true => {
-            println!("machine: {machine}, publishing to {}", printable(url));
+        None => {
+            let _ = writeln!(out, "machine: {machine} (not publishing to a fleet)");
         }
-        Some(url) => println!(
-            "machine: {machine}, cannot publish to {} ({}); working locally, retrying",
-            printable(url),
-            printable(fleet["error"].as_str().unwrap_or("not connected yet"))
-        ),
+        Some(url) if fleet["connected"] == true => {
+            let _ = writeln!(out, "machine: {machine}, publishing to {}", printable(url));
+        }
+        Some(url) => {
+            let _ = writeln!(
+                out,
+                "machine: {machine}, cannot publish to {} ({}); working locally, retrying",
+                printable(url),
+                printable(fleet["error"].as_str().unwrap_or("not connected yet"))
+            );
+        }
     }
 }
 

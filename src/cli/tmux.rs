@@ -3,7 +3,8 @@
 //!
 //! The source runs inside the server (`source.attach`), one per tmux server however many clients ask,
 //! and the server remembers it across restarts; this command returns once it is attached, so
-//! `run-shell 'lookout tmux --set-options'` in tmux.conf leaves no process behind. The source itself
+//! `run-shell 'lookout tmux --set-options'` in tmux.conf leaves no process behind (and, printing
+//! nothing when its output is not a terminal, no view-mode message over a pane). The source itself
 //! is `crate::sources::tmux`. Touches the tmux CLI (to find its socket) and the server socket.
 
 use crate::cli::daemon;
@@ -12,6 +13,7 @@ use crate::server::Client;
 use crate::server::protocol::params::{SourceAttach, SourceList};
 use crate::server::protocol::results::Attached;
 use anyhow::Context as _;
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -50,10 +52,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         "states only"
     };
-    println!(
-        "lookout: the server watches the tmux server at {} ({how})",
-        path.display()
-    );
+    // Said only to a person: under tmux's `run-shell` (tmux.conf) any output is shown in view
+    // mode over the pane in front, which then takes the keys meant for it. Errors still go to
+    // stderr, where tmux shows them too.
+    if std::io::stdout().is_terminal() {
+        println!(
+            "lookout: the server watches the tmux server at {} ({how})",
+            path.display()
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

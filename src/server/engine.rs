@@ -484,8 +484,12 @@ impl Engine {
         let Some(dir) = self.mirror_dir.clone() else {
             return;
         };
+        // The wall-clock start: a file left while no server ran waits for this one's panes.
+        let started = SystemTime::now()
+            .checked_sub(self.identity.started.elapsed())
+            .unwrap_or(SystemTime::UNIX_EPOCH);
         let index = self.world.resource::<PaneIndex>();
-        let files = mirror::ingest(&dir, |pane| index.get(pane).is_some());
+        let files = mirror::ingest(&dir, started, |pane| index.get(pane).is_some());
         for file in files {
             match file {
                 Ingested::Bad {

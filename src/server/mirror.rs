@@ -1,7 +1,9 @@
 //! The JSON mirror fallback (SPEC §8.3): when `lookout report` cannot reach the socket it leaves its
 //! requests in `<mirror dir>/<pane>.json`, written atomically (temp file + rename); the server
 //! ingests and removes such files on its tick. A file whose pane is not open is kept for it up to
-//! [`UNCLAIMED_KEEP`] (a restarted server's panes come back over a few seconds, not one tick).
+//! [`UNCLAIMED_KEEP`] past the later of its writing and the server's start (a restarted server's
+//! panes come back over a few seconds, not one tick; a hook that fired long before the server
+//! started still waits for them).
 //!
 //! A file holds `{"v":1,"pane":…,"requests":[{"method":"report.…","params":{…}}…]}` so a session
 //! announcement and the report after it survive together. A bad file is moved aside as
@@ -21,7 +23,8 @@ use std::time::{Duration, SystemTime};
 pub const MAX_REQUESTS: usize = 64;
 
 /// How long a mirror file whose pane is not open waits for the pane before it is taken anyway
-/// (and its reports refused `unknown_pane` into the log).
+/// (and its reports refused `unknown_pane` into the log), counted from its writing or from the
+/// server's start, whichever is later.
 pub const UNCLAIMED_KEEP: Duration = Duration::from_secs(10);
 
 /// One queued request.
@@ -108,9 +111,10 @@ pub enum Ingested {
     },
 }
 
-/// Takes the mirror files in `dir` whose pane is `open` (or that waited [`UNCLAIMED_KEEP`], or are
-/// bad): parses each, removes it, and returns its requests. A missing directory is an empty one.
-pub fn ingest(dir: &Path, open: impl Fn(&str) -> bool) -> Vec<Ingested> {
+/// Takes the mirror files in `dir` whose pane is `open` (or that waited [`UNCLAIMED_KEEP`] since
+/// they were written and since `started`, the server's start, or are bad): parses each, removes
+/// it, and returns its requests. A missing directory is an empty one.
+pub fn ingest(dir: &Path, started: SystemTime, open: impl Fn(&str) -> bool) -> Vec<Ingested> {
     let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
@@ -123,14 +127,17 @@ pub fn ingest(dir: &Path, open: impl Fn(&str) -> bool) -> Vec<Ingested> {
         })
         .collect();
     paths.sort();
-    paths.into_iter().filter_map(|p| take(p, &open)).collect()
+    paths
+        .into_iter()
+        .filter_map(|p| take(p, started, &open))
+        .collect()
 }
 
-fn take(path: PathBuf, open: &impl Fn(&str) -> bool) -> Option<Ingested> {
+fn take(path: PathBuf, started: SystemTime, open: &impl Fn(&str) -> bool) -> Option<Ingested> {
     let parsed = read(&path);
     if let Ok((pane, _)) = &parsed
         && !open(pane)
-        && !waited(&path)
+        && !waited(&path, started)
     {
         return None;
     }
@@ -151,11 +158,15 @@ fn take(path: PathBuf, open: &impl Fn(&str) -> bool) -> Option<Ingested> {
     })
 }
 
-/// Whether the file has waited its [`UNCLAIMED_KEEP`] (by its modification time).
-fn waited(path: &Path) -> bool {
+/// Whether the file has waited its [`UNCLAIMED_KEEP`]: since its modification time and since
+/// `started`. A file written before the server started has waited for this server only since then.
+fn waited(path: &Path, started: SystemTime) -> bool {
     fs::symlink_metadata(path)
         .and_then(|m| m.modified())
-        .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() >= UNCLAIMED_KEEP)
+        .map(|t| {
+            let since = t.max(started);
+            SystemTime::now().duration_since(since).unwrap_or_default() >= UNCLAIMED_KEEP
+        })
         .unwrap_or(true)
 }
 
@@ -203,11 +214,11 @@ mod tests {
         write(dir.path(), "p", &[q(2)]).expect("write");
         fs::write(dir.path().join("junk.json"), b"{not json").expect("junk");
         assert!(
-            ingest(dir.path(), |_| false).len() == 1,
+            ingest(dir.path(), SystemTime::UNIX_EPOCH, |_| false).len() == 1,
             "only the bad file is taken while its pane is not open"
         );
         fs::write(dir.path().join("junk.json"), b"{not json").expect("junk");
-        let got = ingest(dir.path(), |p| p == "p");
+        let got = ingest(dir.path(), SystemTime::UNIX_EPOCH, |p| p == "p");
         assert_eq!(got.len(), 2);
         assert!(matches!(&got[0], Ingested::Bad { .. }));
         let Ingested::Requests(_, requests) = &got[1] else {
@@ -215,7 +226,7 @@ mod tests {
         };
         assert_eq!(requests.len(), 2);
         assert!(
-            ingest(dir.path(), |_| true).is_empty(),
+            ingest(dir.path(), SystemTime::UNIX_EPOCH, |_| true).is_empty(),
             "files are removed or moved aside"
         );
         assert!(dir.path().join("junk.json.bad").exists());
