@@ -387,9 +387,19 @@ fn run_shell_in_tmux_conf_leaves_the_pane_alone() {
 /// `lookout status | head -1`: a reader that closed early ends status quietly (exit 0), not with
 /// a panic about a broken pipe.
 #[test]
-fn status_into_a_closed_pipe_is_quiet() {
+fn output_into_a_closed_pipe_is_quiet() {
     let home = Home::new();
-    for args in [&["status"][..], &["status", "--json"][..]] {
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/codex/0.171.0/approve.cast"
+    );
+    let manifests = concat!(env!("CARGO_MANIFEST_DIR"), "/manifests");
+    for args in [
+        &["status"][..],
+        &["status", "--json"][..],
+        &["replay", "--step", fixture][..],
+        &["check", manifests][..],
+    ] {
         let (reader, writer) = std::io::pipe().expect("pipe");
         drop(reader);
         let out = home
@@ -397,7 +407,8 @@ fn status_into_a_closed_pipe_is_quiet() {
             .stdout(writer)
             .stderr(Stdio::piped())
             .output()
-            .expect("status");
+            .expect("lookout");
+        // Never a panic (exit 101) or a message.
         assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
         assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out));
     }

@@ -4,6 +4,7 @@
 
 use crate::manifest::bundled::BUNDLED;
 use crate::manifest::{CompiledFile, compile_file, read_sources, user_manifest_dir};
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -48,17 +49,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("{error}");
     }
     let unverified = kinds.iter().filter(|k| !k.recorded).count();
+    let mut out = String::new();
     for k in kinds.iter().filter(|k| !k.recorded) {
-        println!(
+        let _ = writeln!(
+            out,
             "unverified: kind `{}` ({}): no recorded CLI version, its rules are not proven on the real CLI",
             k.kind,
             k.files.join(", ")
         );
     }
-    println!(
+    let _ = writeln!(
+        out,
         "{ok} manifest(s) ok, {rules} rule(s), {unverified} kind(s) unverified; {} error(s)",
         errors.len()
     );
+    super::print_all(&out)?;
     Ok(if errors.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -122,6 +122,20 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Writes a command's whole answer to stdout at once; a reader that has gone (`lookout status |
+/// head -1`) is not an error, and never a panic as in `println!`.
+pub(crate) fn print_all(text: &str) -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}
+
 /// Connects to the server at `--socket`, else `$LOOKOUT_SOCKET`, else the default socket, starting
 /// the per-user server there when none answers (§12).
 fn connect(socket: Option<std::path::PathBuf>) -> anyhow::Result<crate::server::Client> {

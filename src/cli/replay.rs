@@ -7,6 +7,7 @@ use crate::manifest::Catalog;
 use crate::pty::asciicast::{self, Cast};
 use crate::replay::{Replay, replay};
 use anyhow::Context;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -60,11 +61,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("warning: no manifest describes kind `{kind}`: nothing will be detected");
     }
     let result = replay(&cast, catalog, &kind);
+    let mut out = String::new();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        let _ = writeln!(out, "{}", serde_json::to_string_pretty(&result)?);
     } else {
-        print_replay(&result, args.step);
+        write_replay(&mut out, &result, args.step);
     }
+    super::print_all(&out)?;
     Ok(if result.mismatches() == 0 {
         ExitCode::SUCCESS
     } else {
@@ -79,10 +82,11 @@ pub fn load(path: &Path) -> anyhow::Result<Cast> {
         .with_context(|| format!("reading {}", path.display()))
 }
 
-fn print_replay(r: &Replay, step: bool) {
-    println!("kind {}", r.kind);
+fn write_replay(out: &mut String, r: &Replay, step: bool) {
+    let _ = writeln!(out, "kind {}", r.kind);
     for s in &r.timeline {
-        println!(
+        let _ = writeln!(
+            out,
             "{:>9.3}s  {:<8} → {:<8} {}",
             s.at,
             s.from.name(),
@@ -92,7 +96,8 @@ fn print_replay(r: &Replay, step: bool) {
     }
     for m in &r.markers {
         let mark = if m.ok { "ok  " } else { "MISS" };
-        println!(
+        let _ = writeln!(
+            out,
             "{mark} marker {:>9.3}s  expected {:<8} detected {:<8} {}",
             m.at,
             m.expected,
@@ -101,11 +106,12 @@ fn print_replay(r: &Replay, step: bool) {
         );
         if step {
             for line in m.screen.lines() {
-                println!("      │ {line}");
+                let _ = writeln!(out, "      │ {line}");
             }
         }
     }
-    println!(
+    let _ = writeln!(
+        out,
         "{} marker(s), {} right",
         r.markers.len(),
         r.markers.len() - r.mismatches()
@@ -174,15 +180,21 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>, no_titles: bool) -> anyhow::Resul
     }
     // by kind, then release (walk() already orders releases numerically within a kind)
     rows.sort_by(|a, b| a.kind.cmp(&b.kind));
-    println!("| agent | CLI version | scenarios | markers | markers right |");
-    println!("|---|---|---|---|---|");
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| agent | CLI version | scenarios | markers | markers right |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
     for r in &rows {
         let unverified = if r.unverified { " (unverified)" } else { "" };
-        println!(
+        let _ = writeln!(
+            out,
             "| {} | {}{unverified} | {} | {} | {} |",
             r.kind, r.version, r.scenarios, r.markers, r.right
         );
     }
+    super::print_all(&out)?;
     Ok(if failed {
         ExitCode::from(1)
     } else {

@@ -9,7 +9,6 @@ use crate::server::protocol::params;
 use crate::server::protocol::results::ServerInfo;
 use serde_json::json;
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -46,7 +45,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         json["server"] = serde_json::to_value(&info)?;
         json["report_problem"] = json!(last_report_problem());
         let _ = writeln!(out, "{json}");
-        return emit(&out);
+        super::print_all(&out)?;
+        return Ok(ExitCode::SUCCESS);
     }
     print_server(&mut out, &info);
     if let Some(line) = super::skipped_manifests(&mut client) {
@@ -109,19 +109,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         ];
         let _ = writeln!(out, "{}", table_row(width, cells));
     }
-    emit(&out)
-}
-
-/// Writes `text` to stdout; a reader that has gone is not an error.
-fn emit(text: &str) -> anyhow::Result<ExitCode> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(ExitCode::SUCCESS),
-    }
+    super::print_all(&out)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Widths of every column but the last, which takes what is left of the line.
