@@ -353,3 +353,77 @@ fn a_screen_behind_the_typing_never_confirms() {
     let (code, v) = send_cli(&s, &[&id, "not taken", "--timeout", "10s"]);
     assert_eq!((code, v["verdict"].as_str()), (5, Some("swallowed")), "{v}");
 }
+
+/// A turn shorter than the tmux source's round (an answered dialog, a quick answer: ~0.3 s seen
+/// live) is still seen working, then done: a pane whose screen changes after a quiet spell is
+/// captured between rounds for a while.
+#[test]
+fn a_turn_shorter_than_a_round_in_a_tmux_pane_is_seen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let (tmux, pane, id) = tmux_agent(&s, dir.path(), "FAKE_WORK_MS=300");
+    let (_, _, events) = s.client().subscribe().expect("subscribe");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for event in events {
+            let Ok(event) = event else { return };
+            if tx.send(event).is_err() {
+                return;
+            }
+        }
+    });
+    for turn in 0..3 {
+        // The screen has been still for a while, as an agent waiting for its user is.
+        let mut still = (tmux.screen(&pane), std::time::Instant::now());
+        wait_until(
+            "a still screen",
+            || {
+                let now = tmux.screen(&pane);
+                if now != still.0 {
+                    still = (now, std::time::Instant::now());
+                }
+                still.1.elapsed() >= std::time::Duration::from_millis(1500)
+            },
+            || tmux.screen(&pane),
+        );
+        // Typed, seen in the box, then submitted: the answer takes 0.3 s, less than a round.
+        tmux.run(&["send-keys", "-t", &pane, "-l", &format!("quick {turn}")]);
+        wait_until(
+            "the draft seen",
+            || state(&s, &id).is_some_and(|p| p.composer.state == ComposerState::Pending),
+            || format!("{:?}", state(&s, &id)),
+        );
+        tmux.keys(&pane, "Enter");
+        let mut seen = Vec::new();
+        let done = loop {
+            let Ok(event) = rx.recv_timeout(support::deadline()) else {
+                break false;
+            };
+            if event["pane"] != id.as_str() || event["type"] != "lifecycle" {
+                continue;
+            }
+            let to = event["to"].as_str().unwrap_or("").to_owned();
+            seen.push(to.clone());
+            if to == "done" {
+                break true;
+            }
+        };
+        assert!(
+            done && seen.first().map(String::as_str) == Some("working"),
+            "turn {turn}: {seen:?}\n{}\n{:?}",
+            tmux.screen(&pane),
+            state(&s, &id)
+        );
+        let out = s
+            .command(&["seen", &id])
+            .arg("--socket")
+            .arg(&s.socket)
+            .output()
+            .expect("lookout seen");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

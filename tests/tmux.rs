@@ -239,3 +239,43 @@ fn a_tmux_server_that_goes_away_takes_its_panes_and_its_source_with_it() {
         || format!("{:?}, {} sources", state(&served, &id), sources()),
     );
 }
+
+/// Hot panes are captured together, with one tmux process: each capture is its pane's, in
+/// order; a pane gone since the listing ends the batch there (never another pane's screen).
+#[test]
+fn several_panes_are_captured_with_one_command() {
+    let name = format!("lookout-many-{}", std::process::id());
+    let (tmux, first) = Tmux::start(&name, 60, 10, &[], "printf 'left pane\\n'; exec cat");
+    let second = tmux
+        .run(&[
+            "split-window",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "printf 'right pane\\n'; exec cat",
+        ])
+        .trim()
+        .to_owned();
+    let ours = lookout::pty::tmux::Tmux::new(lookout::pty::tmux::Socket::Name(name.clone()));
+    wait_until(
+        "both panes drawn",
+        || {
+            let c = ours.capture_many(&[&first, &second]);
+            let text = |i: usize| {
+                c[i].as_deref()
+                    .map(String::from_utf8_lossy)
+                    .unwrap_or_default()
+                    .into_owned()
+            };
+            text(0).starts_with("left pane") && text(1).starts_with("right pane")
+        },
+        || format!("{:?}", ours.capture_many(&[&first, &second])),
+    );
+    let batch = ours.capture_many(&[&first, "%999", &second]);
+    assert!(batch[0].is_some(), "{batch:?}");
+    assert_eq!(
+        (batch[1].as_ref(), batch[2].as_ref()),
+        (None, None),
+        "{batch:?}"
+    );
+}

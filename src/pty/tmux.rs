@@ -307,6 +307,46 @@ impl Tmux {
         Ok(self.run(&["capture-pane", "-p", "-e", "-t", id])?.stdout)
     }
 
+    /// Captures several panes with one tmux command (one process, not one per pane), in order;
+    /// `None` for a pane tmux did not capture (gone since it was listed: tmux stops there).
+    pub fn capture_many(&self, ids: &[&str]) -> Vec<Option<Vec<u8>>> {
+        // Each capture is followed by a line no screen holds: a marker made for this call.
+        let marker = format!(
+            "\u{1e}lookout-capture-{}-{}\u{1e}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos())
+        );
+        let mut args: Vec<&str> = Vec::new();
+        for id in ids {
+            if !args.is_empty() {
+                args.push(";");
+            }
+            args.extend(["capture-pane", "-p", "-e", "-t", id]);
+            args.extend([";", "display-message", "-p", &marker]);
+        }
+        let stdout = match Command::new("tmux")
+            .args(self.socket_args())
+            .args(&args)
+            .stdin(Stdio::null())
+            .output()
+        {
+            Ok(out) => out.stdout,
+            Err(_) => Vec::new(),
+        };
+        let end = format!("{marker}\n");
+        let mut rest = stdout.as_slice();
+        ids.iter()
+            .map(|_| {
+                let at = find(rest, end.as_bytes())?;
+                let capture = rest[..at].to_vec();
+                rest = &rest[at + end.len()..];
+                Some(capture)
+            })
+            .collect()
+    }
+
     /// Sets (or, for an empty `value`, unsets) a user option of a pane (`-p`), window (`-w`) or the
     /// server's global options (`-g`, `target` ignored).
     pub fn set_option(
@@ -422,6 +462,11 @@ pub fn repaint(info: &PaneInfo, capture: &[u8]) -> Vec<u8> {
         .collect();
     out.extend_from_slice(format!("\x1b]2;{title}\x07").as_bytes());
     out
+}
+
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
 }
 
 #[cfg(test)]

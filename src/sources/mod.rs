@@ -87,6 +87,12 @@ pub trait PaneSource {
     /// last one fed; a stream source is asked only when the pane is (re)opened.
     fn capture(&mut self, pane: &Listed) -> Option<Vec<u8>>;
 
+    /// Captures of several panes at once, in order (`None`: not captured); one by one unless the
+    /// source can do better.
+    fn capture_many(&mut self, panes: &[&Listed]) -> Vec<Option<Vec<u8>>> {
+        panes.iter().map(|p| self.capture(p)).collect()
+    }
+
     /// Once per round, after every pane was looked at (tmux: focus and options; a PTY: typing).
     fn after_round(&mut self, _server: &mut Client, _listed: &[Listed]) -> Result<(), ClientError> {
         Ok(())

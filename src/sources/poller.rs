@@ -6,6 +6,7 @@
 
 use super::drive::Driver;
 use super::{Listed, Next, PaneSource};
+use crate::components::LifecycleState;
 use crate::pty::probe::{Change, Groups, Identify, Probe, ProcFs};
 use crate::server::protocol::params::{self, ProcessKind};
 use crate::server::protocol::{Method, results::Snapshot};
@@ -20,6 +21,16 @@ pub const FEED_CHUNK: usize = 256 * 1024;
 const PING_EVERY: Duration = Duration::from_secs(2);
 /// How often a lost server is looked for again.
 const RETRY_EVERY: Duration = Duration::from_secs(1);
+/// Captured panes the user is about to act on are captured every [`HOT_EVERY`] between rounds:
+/// the working phase an answered dialog or a quick answer shows lasts ~0.3 s, less than a round
+/// (seen live: Gemini, Codex, no hooks). That is a blocked pane (its answer comes any moment),
+/// and a pane whose screen changed after [`QUIET_BEFORE`] unchanged (a prompt being typed): the
+/// latter for [`HOT_FOR`] after each change, [`HOT_MAX`] at most, so a pane that keeps drawing (a
+/// turn at work) goes back to the round's pace.
+const QUIET_BEFORE: Duration = Duration::from_secs(1);
+const HOT_EVERY: Duration = Duration::from_millis(100);
+const HOT_FOR: Duration = Duration::from_secs(2);
+const HOT_MAX: Duration = Duration::from_secs(10);
 
 /// What was last sent for one pane.
 struct Tracked {
@@ -34,6 +45,33 @@ struct Tracked {
     opened: bool,
     /// The process last reported (told again when the pane is opened on a new connection).
     process: Option<params::PaneProcess>,
+    /// When its capture last changed; since when and until when it is captured between rounds
+    /// for that; whether the server last said it is blocked.
+    changed_at: Option<Instant>,
+    hot: Option<(Instant, Instant)>,
+    blocked: bool,
+}
+
+impl Tracked {
+    fn hot(&self, now: Instant) -> bool {
+        self.blocked || self.hot.is_some_and(|(_, until)| now < until)
+    }
+
+    /// Notes a changed capture at `now`: after a quiet spell the pane turns hot; while hot, each
+    /// change keeps it so, up to [`HOT_MAX`].
+    fn changed(&mut self, now: Instant) {
+        let quiet = self
+            .changed_at
+            .is_some_and(|at| now.saturating_duration_since(at) >= QUIET_BEFORE);
+        self.hot = match self.hot {
+            Some((since, until)) if now < until => {
+                Some((since, (now + HOT_FOR).min(since + HOT_MAX)))
+            }
+            _ if quiet => Some((now, now + HOT_FOR)),
+            _ => None,
+        };
+        self.changed_at = Some(now);
+    }
 }
 
 /// How a poller reaches the server: connecting may start one (`lookout run`) or not (a source
@@ -111,12 +149,26 @@ impl<S: PaneSource> Poller<S> {
 
     /// Runs rounds until the source says stop or ended, every `interval` at least.
     pub fn run(mut self, interval: Duration) -> S {
+        let mut round_at = Instant::now() + interval;
         loop {
-            let next = self.source.wait(Instant::now() + interval);
+            let now = Instant::now();
+            let due = if self.panes.values().any(|t| t.hot(now)) {
+                round_at.min(now + HOT_EVERY)
+            } else {
+                round_at
+            };
+            let next = self.source.wait(due);
             if self.client.is_none() && Instant::now() >= self.retry_at {
                 self.connect();
             }
-            if let Err(ClientError::Io(_) | ClientError::Protocol(_)) = self.round() {
+            // A streaming source wakes when output arrives: every wake is a round for it.
+            let looked = if self.source.streams() || Instant::now() >= round_at {
+                round_at = Instant::now() + interval;
+                self.round()
+            } else {
+                self.recapture_hot()
+            };
+            if let Err(ClientError::Io(_) | ClientError::Protocol(_)) = looked {
                 self.client = None;
             }
             match next {
@@ -189,6 +241,9 @@ impl<S: PaneSource> Poller<S> {
         for pane in &listed {
             self.look(&mut groups, pane)?;
         }
+        if !self.source.streams() && !self.panes.is_empty() {
+            self.learn_blocked()?;
+        }
         if let Some(client) = self.client.as_mut() {
             self.source.after_round(client, &listed)?;
         }
@@ -238,6 +293,9 @@ impl<S: PaneSource> Poller<S> {
                 .root_argv
                 .as_ref()
                 .map(|argv| started_params(&pane.pane, pane.root, argv.clone(), None)),
+            changed_at: None,
+            hot: None,
+            blocked: false,
         });
         let opened = if tracked.opened {
             Ok(())
@@ -311,21 +369,88 @@ impl<S: PaneSource> Poller<S> {
         }
         self.probe(groups, pane, tracked)?;
         if tracked.fresh || !streams {
-            // The pane may vanish between the listing and here; the next listing closes it.
-            if let Some(capture) = self.source.capture(pane) {
-                if tracked.fresh || capture != tracked.capture {
-                    for chunk in capture.chunks(FEED_CHUNK) {
-                        self.call(&params::PaneFeed {
-                            pane: pane.pane.clone(),
-                            data: chunk.to_vec(),
-                        })?;
-                    }
-                }
-                tracked.capture = capture;
-                tracked.fresh = false;
-            }
+            self.feed_capture(pane, tracked)?;
         }
         tracked.listed = pane.clone();
+        Ok(())
+    }
+
+    /// Captures the pane and feeds the capture if it changed. The pane may vanish between the
+    /// listing and here; the next listing closes it.
+    fn feed_capture(&mut self, pane: &Listed, tracked: &mut Tracked) -> Result<(), ClientError> {
+        match self.source.capture(pane) {
+            Some(capture) => self.feed_if_changed(pane, tracked, capture),
+            None => Ok(()),
+        }
+    }
+
+    fn feed_if_changed(
+        &mut self,
+        pane: &Listed,
+        tracked: &mut Tracked,
+        capture: Vec<u8>,
+    ) -> Result<(), ClientError> {
+        if tracked.fresh || capture != tracked.capture {
+            for chunk in capture.chunks(FEED_CHUNK) {
+                self.call(&params::PaneFeed {
+                    pane: pane.pane.clone(),
+                    data: chunk.to_vec(),
+                })?;
+            }
+            if tracked.fresh {
+                tracked.changed_at.get_or_insert_with(Instant::now);
+            } else {
+                tracked.changed(Instant::now());
+            }
+        }
+        tracked.capture = capture;
+        tracked.fresh = false;
+        Ok(())
+    }
+
+    /// Between rounds: captures the hot panes again, all at once (nothing else — no listing, no
+    /// probe).
+    fn recapture_hot(&mut self) -> Result<(), ClientError> {
+        if self.client.is_none() || self.source.streams() {
+            return Ok(());
+        }
+        let now = Instant::now();
+        let hot: Vec<Listed> = self
+            .panes
+            .values()
+            .filter(|t| t.opened && t.hot(now))
+            .map(|t| t.listed.clone())
+            .collect();
+        let captures = self.source.capture_many(&hot.iter().collect::<Vec<_>>());
+        for (listed, capture) in hot.iter().zip(captures) {
+            // Not captured (gone since the round): the next round's listing closes it.
+            let Some(capture) = capture else { continue };
+            let Some(mut tracked) = self.panes.remove(&listed.pane) else {
+                continue;
+            };
+            let fed = self.feed_if_changed(listed, &mut tracked, capture);
+            self.panes.insert(listed.pane.clone(), tracked);
+            fed?;
+        }
+        Ok(())
+    }
+
+    /// Which of its panes the server reads blocked (captured between rounds while so).
+    fn learn_blocked(&mut self) -> Result<(), ClientError> {
+        let Some(Snapshot { panes, .. }) = self.call(&params::PaneList {})? else {
+            return Ok(());
+        };
+        for tracked in self.panes.values_mut() {
+            tracked.blocked = false;
+        }
+        for state in panes
+            .iter()
+            .filter(|p| p.lifecycle == LifecycleState::Blocked)
+        {
+            if let Some(tracked) = self.panes.get_mut(&state.pane) {
+                tracked.blocked = true;
+            }
+        }
         Ok(())
     }
 

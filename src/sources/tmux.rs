@@ -141,6 +141,16 @@ impl PaneSource for TmuxSource {
         Some(tmux::repaint(info, &capture))
     }
 
+    fn capture_many(&mut self, panes: &[&Listed]) -> Vec<Option<Vec<u8>>> {
+        let ids: Vec<&str> = panes.iter().map(|p| p.native.as_str()).collect();
+        let captures = self.tmux.capture_many(&ids);
+        panes
+            .iter()
+            .zip(captures)
+            .map(|(pane, capture)| Some(tmux::repaint(self.infos.get(&pane.native)?, &capture?)))
+            .collect()
+    }
+
     fn after_round(&mut self, server: &mut Client, _listed: &[Listed]) -> Result<(), ClientError> {
         self.see_focused(server)?;
         if let Some(options) = &mut self.options {
