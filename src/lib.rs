@@ -37,7 +37,7 @@ pub fn world(catalog: Arc<Catalog>) -> World {
     world.insert_resource(PaneIndex::default());
     world.insert_resource(ScreenCells::default());
     world.insert_resource(OutputInbox::default());
-    world.insert_resource(Deadlines::default());
+    world.insert_resource(Awake::default());
     world.insert_resource(ProcessInbox::default());
     world.insert_resource(ReportInbox::default());
     world.insert_resource(SeenInbox::default());

@@ -315,6 +315,7 @@ fn spawn_pane(
         ))
         .id();
     world.resource_mut::<PaneIndex>().0.insert(pane, entity);
+    world.resource_mut::<Awake>().wake(entity);
     Ok(entity)
 }
 
@@ -382,12 +383,12 @@ pub fn output_due(world: &World) -> Option<std::time::Instant> {
 }
 
 /// When the embedder should run the next tick besides its periodic one: for queued output
-/// ([`output_due`]), or when a pane's time condition or idle settle comes due ([`Deadlines`]).
+/// ([`output_due`]), or when a pane's time condition or idle settle comes due ([`Awake`]'s timers).
 /// A past instant means "now".
 pub fn next_due(world: &World) -> Option<std::time::Instant> {
     output_due(world)
         .into_iter()
-        .chain(world.resource::<Deadlines>().next())
+        .chain(world.resource::<Awake>().next_timer())
         .min()
 }
 

@@ -15,7 +15,7 @@ use crate::components::{
     AgentKind, Glimpse, HookedProcess, Lifecycle, LifecycleState, Progress, Screen, Title,
 };
 use crate::manifest::RuleState;
-use crate::resources::{BURST_GAP, Clock, Manifests, Output, OutputInbox, PaneIndex};
+use crate::resources::{Awake, BURST_GAP, Clock, Manifests, Output, OutputInbox, PaneIndex};
 use crate::rules::Look;
 use crate::systems::s5_evaluate_rules::screen_rules;
 use bevy_ecs::prelude::*;
@@ -48,6 +48,7 @@ pub fn ingest_output(
     index: Res<PaneIndex>,
     clock: Res<Clock>,
     manifests: Res<Manifests>,
+    mut awake: ResMut<Awake>,
     mut panes: Query<Panes>,
 ) {
     if inbox.is_empty() {
@@ -63,6 +64,7 @@ pub fn ingest_output(
         else {
             continue;
         };
+        awake.wake(entity);
         let so_far = seen.entry(entity).or_default();
         let screen = &mut *screen;
         let at = match &output {

@@ -5,13 +5,14 @@
 //! sequence numbers, sessions) belongs to the generation and starts empty (§4 scope).
 
 use crate::components::{Generation, HookedProcess, Presence};
-use crate::resources::{PaneIndex, ProcessEvent, ProcessInbox};
+use crate::resources::{Awake, PaneIndex, ProcessEvent, ProcessInbox};
 use bevy_ecs::prelude::*;
 
 /// Applies queued process events in arrival order.
 pub fn ingest_processes(
     mut inbox: ResMut<ProcessInbox>,
     index: Res<PaneIndex>,
+    mut awake: ResMut<Awake>,
     mut panes: Query<&mut HookedProcess>,
 ) {
     if inbox.0.is_empty() {
@@ -24,6 +25,7 @@ pub fn ingest_processes(
         let Ok(mut process) = panes.get_mut(entity) else {
             continue;
         };
+        awake.wake(entity);
         apply(&mut process, event);
     }
 }

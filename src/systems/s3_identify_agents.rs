@@ -1,20 +1,25 @@
 //! Ingest, step 3: identification (§3.6) — a pane whose kind the embedder did not name takes
 //! the kind whose `identify.process` matches its new foreground process. No match, no kind.
 //!
-//! Reads `HookedProcess` (changed only) and `Manifests`; writes `AgentKind`.
+//! Reads `HookedProcess` (changed only, on awake panes: only `ingest_processes` changes it) and
+//! `Manifests`; writes `AgentKind`.
 
 use crate::components::{AgentKind, HookedProcess, Presence};
-use crate::resources::Manifests;
+use crate::resources::{Awake, Manifests};
 use bevy_ecs::prelude::*;
 use std::sync::Arc;
 
 /// Re-identifies panes whose process changed.
 pub fn identify_agents(
     manifests: Res<Manifests>,
-    mut panes: Query<(&HookedProcess, &mut AgentKind), Changed<HookedProcess>>,
+    awake: Res<Awake>,
+    mut panes: Query<(Ref<HookedProcess>, &mut AgentKind)>,
 ) {
-    for (process, mut kind) in &mut panes {
-        if kind.named || process.presence != Presence::Alive {
+    for &entity in awake.panes() {
+        let Ok((process, mut kind)) = panes.get_mut(entity) else {
+            continue;
+        };
+        if !process.is_changed() || kind.named || process.presence != Presence::Alive {
             continue;
         }
         let catalog = &manifests.0;

@@ -8,7 +8,7 @@
 use crate::components::{AgentKind, HookClaim, HookEvidence, HookedProcess, LabelSet};
 use crate::report::{Answer, Refusal, RefusalCode, Report, ReportBody, TurnEndStatus};
 use crate::resources::{
-    Clock, EventOutbox, HeldReport, HeldReports, PaneIndex, ReportInbox, Ticket,
+    Awake, Clock, EventOutbox, HeldReport, HeldReports, PaneIndex, ReportInbox, Ticket,
 };
 use bevy_ecs::prelude::*;
 use std::collections::HashSet;
@@ -150,6 +150,7 @@ pub fn ingest_hooks(
     index: Res<PaneIndex>,
     clock: Res<Clock>,
     outbox: Res<EventOutbox>,
+    mut awake: ResMut<Awake>,
     mut panes: Query<(&mut HookedProcess, &AgentKind, &mut HookEvidence)>,
 ) {
     if inbox.queue.is_empty() && held.0.is_empty() {
@@ -189,6 +190,7 @@ pub fn ingest_hooks(
                 });
             }
             Judgement::Accept => {
+                awake.wake(entity);
                 let fresh_tick = touched.insert(entity);
                 accept(
                     ticket,

@@ -2,9 +2,9 @@
 //! `Drift` (rules that no longer fire while the screen keeps changing, or a CLI newer than every
 //! recording: shown, never turned into a state).
 //!
-//! Only panes whose screen, title, progress, kind or process changed — or whose time condition
-//! may have flipped ([`Wakes`]) — are visited at all; every other pane costs one change-filter
-//! check. A screen counts as
+//! Only awake panes (`Awake`: news from ingest, or a due timer) are visited; of those, only
+//! panes whose screen, title, progress, kind or process changed — or whose time condition may
+//! have flipped — are evaluated. A screen counts as
 //! changed when a row the last evaluation read changed (`RowsSeen`), not when bytes arrived: a
 //! redraw of the same screen is not evaluated again and does not delay `quiet_ms`. A pane that is
 //! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
@@ -16,12 +16,9 @@ use crate::components::{
     Title, Wake,
 };
 use crate::manifest::{Catalog, HookPolicy, KindRules};
-use crate::resources::{Clock, Deadlines, Manifests};
+use crate::resources::{Awake, Clock, Manifests};
 use crate::rules::{Look, Scratch, Strategy};
 use bevy_ecs::prelude::*;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use std::time::Instant;
 
 type Inputs<'a> = (
     Ref<'a, Screen>,
@@ -36,48 +33,19 @@ type Inputs<'a> = (
     &'a mut LastTurn,
 );
 
-/// What makes a pane worth a look besides the clock.
-type Changes = Or<(
-    Changed<Screen>,
-    Changed<Title>,
-    Changed<Progress>,
-    Changed<AgentKind>,
-    Changed<HookedProcess>,
-)>;
-
-/// The panes' wake times, earliest first (an entry whose pane has since been given another wake
-/// is stale: popped when due and found so), and this tick's panes to visit.
-#[derive(Default)]
-pub struct Wakes {
-    due: BinaryHeap<Reverse<(Instant, Entity)>>,
-    visit: Vec<Entity>,
-}
-
 /// Evaluates the panes that need it. `scratch` holds the rendered rows and region texts, reused
 /// from pane to pane: nothing is allocated per evaluation once it has grown.
 pub fn evaluate_rules(
     manifests: Res<Manifests>,
     clock: Res<Clock>,
     mut scratch: Local<Scratch>,
-    mut wakes: Local<Wakes>,
-    mut deadlines: ResMut<Deadlines>,
-    changed: Query<Entity, Changes>,
+    mut awake: ResMut<Awake>,
     mut panes: Query<Inputs>,
 ) {
     let catalog = &manifests.0;
-    let Wakes { due, visit } = &mut *wakes;
-    visit.clear();
-    visit.extend(&changed);
-    while let Some(&Reverse((at, entity))) = due.peek() {
-        if at > clock.now {
-            break;
-        }
-        due.pop();
-        visit.push(entity);
-    }
-    visit.sort_unstable();
-    visit.dedup();
-    for &entity in visit.iter() {
+    awake.gather(clock.now);
+    let visit = awake.take();
+    for &entity in &visit {
         let Ok((
             screen,
             title,
@@ -150,10 +118,10 @@ pub fn evaluate_rules(
         turn.set_if_neq(turn.after(process.generation, outcome.turn));
         wake.set_if_neq(Wake(outcome.wake));
         if let Some(w) = outcome.wake {
-            due.push(Reverse((w, entity)));
+            awake.wake_at(w, entity);
         }
     }
-    deadlines.wake = due.peek().map(|Reverse((at, _))| *at);
+    awake.put(visit);
 }
 
 /// The rules that read this pane's screen: those of its kind, unless the kind has none, the

@@ -13,22 +13,12 @@ use crate::components::{
     ScreenVerdict, Verdict,
 };
 use crate::manifest::{HookPolicy, RuleState};
-use crate::resources::{Clock, Manifests};
+use crate::resources::{Awake, Clock, Manifests};
 use bevy_ecs::prelude::*;
 use std::time::Duration;
 
 /// How long the screen may lag a hook report before it is believed over it.
 pub const HOOK_HOLD: Duration = Duration::from_secs(1);
-
-/// New evidence: a pane where none of it changed (and that is not being reassessed) is not
-/// visited at all.
-type News = Or<(
-    Changed<ScreenVerdict>,
-    Changed<Glimpse>,
-    Changed<LastTurn>,
-    Changed<HookEvidence>,
-    Changed<HookedProcess>,
-)>;
 
 type Evidence<'a> = (
     Ref<'a, ScreenVerdict>,
@@ -44,14 +34,14 @@ type Evidence<'a> = (
 pub fn resolve_priority(
     manifests: Res<Manifests>,
     clock: Res<Clock>,
+    mut awake: ResMut<Awake>,
     mut visit: Local<Vec<Entity>>,
-    news: Query<Entity, News>,
     mut panes: Query<Evidence>,
 ) {
-    // Last tick's `reassess` panes are still in `visit`.
-    visit.extend(&news);
-    visit.sort_unstable();
-    visit.dedup();
+    // Last tick's `reassess` panes are still in `visit`: awake this tick too.
+    awake.join(&visit);
+    visit.clear();
+    visit.extend_from_slice(awake.panes());
     let mut again = 0;
     for i in 0..visit.len() {
         let entity = visit[i];

@@ -7,7 +7,7 @@
 use crate::components::{
     AgentKind, Attention, Cause, Decision, Labels, Lifecycle, LifecycleState, Settling, Verdict,
 };
-use crate::resources::{Clock, Deadlines, Manifests, PaneIndex, SeenInbox, earliest};
+use crate::resources::{Awake, Clock, Manifests, PaneIndex, SeenInbox};
 use bevy_ecs::prelude::*;
 use std::time::Duration;
 
@@ -128,11 +128,16 @@ pub fn apply_transitions(
     clock: Res<Clock>,
     index: Res<PaneIndex>,
     mut seen: ResMut<SeenInbox>,
-    mut deadlines: ResMut<Deadlines>,
+    mut awake: ResMut<Awake>,
     mut panes: Query<Panes>,
 ) {
-    let mut next_settle = None;
-    for (verdict, kind, mut lifecycle, mut attention, mut labels, mut settling) in &mut panes {
+    let visit = awake.take();
+    for &entity in &visit {
+        let Ok((verdict, kind, mut lifecycle, mut attention, mut labels, mut settling)) =
+            panes.get_mut(entity)
+        else {
+            continue;
+        };
         // Most panes have nothing to do this tick: leave before any lookup.
         if !verdict.is_changed() && settling.0.is_none() {
             continue;
@@ -145,7 +150,7 @@ pub fn apply_transitions(
         if let Some((since, _)) = &settling.0
             && *since + settle_for > clock.now
         {
-            earliest(&mut next_settle, *since + settle_for);
+            awake.wake_at(*since + settle_for, entity);
         }
         let (decision, cause) = match (&verdict.decision, &settling.0) {
             (Some((d, c)), _) if verdict.is_changed() => (d.clone(), c.clone()),
@@ -188,7 +193,7 @@ pub fn apply_transitions(
         match s.settle {
             SettleOp::Start if settling.0.is_none() => {
                 settling.0 = Some((clock.now, cause.clone()));
-                earliest(&mut next_settle, clock.now + settle_for);
+                awake.wake_at(clock.now + settle_for, entity);
             }
             SettleOp::Cancel if settling.0.is_some() => settling.0 = None,
             _ => {}
@@ -229,7 +234,9 @@ pub fn apply_transitions(
             }
         }
     }
-    deadlines.settle = next_settle;
+    awake.put(visit);
+    // Seen panes are awake from here on: the composer and emit look at them.
+    let mut seen_panes = Vec::new();
     for (pane, cause) in seen.0.drain(..) {
         let Some(entity) = index.get(&pane) else {
             continue;
@@ -237,8 +244,10 @@ pub fn apply_transitions(
         if let Ok((_, _, _, mut attention, _, _)) = panes.get_mut(entity) {
             let input = attention.input_required.clone();
             set_flags(&mut attention, input, None, cause);
+            seen_panes.push(entity);
         }
     }
+    awake.join(&seen_panes);
 }
 
 fn apply_flag(current: &Option<Cause>, op: FlagOp, cause: &Cause) -> Option<Cause> {

@@ -1,6 +1,6 @@
 //! Transition (after `apply_transitions`): the composer verdict (SPEC §15) → `Composer`.
 //!
-//! Read only when the pane's screen, lifecycle, kind or process changed. It needs this tick's
+//! Read only on awake panes whose screen, lifecycle, kind or process changed. It needs this tick's
 //! lifecycle, so it runs after the transition: a blocked pane's cursor is in a menu, never in a
 //! composer. A pane whose kind has no `[composer]` or whose process exited (the shell left behind
 //! is not the agent's input box) is `unknown`; so is a blank screen (no shape to prove).
@@ -8,33 +8,36 @@
 use crate::components::{
     AgentKind, Composer, ComposerView, HookedProcess, Lifecycle, LifecycleState, Presence, Screen,
 };
-use crate::resources::Manifests;
+use crate::resources::{Awake, Manifests};
 use crate::rules::RowBuf;
 use bevy_ecs::prelude::*;
 
 type Inputs<'a> = (
-    &'a Screen,
-    &'a Lifecycle,
-    &'a AgentKind,
-    &'a HookedProcess,
+    Ref<'a, Screen>,
+    Ref<'a, Lifecycle>,
+    Ref<'a, AgentKind>,
+    Ref<'a, HookedProcess>,
     &'a mut Composer,
 );
-
-/// What the composer depends on; a pane where none of it changed is not visited at all.
-type Changes = Or<(
-    Changed<Screen>,
-    Changed<Lifecycle>,
-    Changed<AgentKind>,
-    Changed<HookedProcess>,
-)>;
 
 /// Reads the composer of every pane whose screen or state changed.
 pub fn read_composer(
     manifests: Res<Manifests>,
     mut text: Local<RowBuf>,
-    mut panes: Query<Inputs, Changes>,
+    awake: Res<Awake>,
+    mut panes: Query<Inputs>,
 ) {
-    for (screen, lifecycle, kind, process, mut composer) in &mut panes {
+    for &entity in awake.panes() {
+        let Ok((screen, lifecycle, kind, process, mut composer)) = panes.get_mut(entity) else {
+            continue;
+        };
+        let changed = screen.is_changed()
+            || lifecycle.is_changed()
+            || kind.is_changed()
+            || process.is_changed();
+        if !changed {
+            continue;
+        }
         let spec = kind
             .id
             .and_then(|id| manifests.0.kind(id))

@@ -1,19 +1,13 @@
 //! Emit: changed `Lifecycle`, `Attention` and `Labels` → numbered events (§6), and the answers to
 //! this tick's accepted hook reports (`changed` is known only now). The only stage that produces
-//! outgoing events; it writes nothing on panes.
+//! outgoing events; it writes nothing on panes. It looks at the awake panes only, and ends the
+//! tick for them (`Awake` is emptied here).
 
 use crate::components::{Attention, Flag, HookEvidence, Labels, Lifecycle, PaneId};
 use crate::event::{Change, Event, EventSeq};
 use crate::report::Answer;
-use crate::resources::{Clock, EventCounter, EventOutbox};
+use crate::resources::{Awake, Clock, EventCounter, EventOutbox};
 use bevy_ecs::prelude::*;
-
-type Changes = Or<(
-    Changed<Lifecycle>,
-    Changed<Attention>,
-    Changed<Labels>,
-    Changed<HookEvidence>,
-)>;
 
 type Outgoing<'a> = (
     &'a PaneId,
@@ -28,9 +22,13 @@ pub fn emit_events(
     clock: Res<Clock>,
     outbox: Res<EventOutbox>,
     mut counter: ResMut<EventCounter>,
-    panes: Query<Outgoing, Changes>,
+    mut awake: ResMut<Awake>,
+    panes: Query<Outgoing>,
 ) {
-    for (pane, lifecycle, attention, labels, hook) in &panes {
+    for &entity in awake.panes() {
+        let Ok((pane, lifecycle, attention, labels, hook)) = panes.get(entity) else {
+            continue;
+        };
         let mut emit = |cause, change| {
             counter.0 = EventSeq(counter.0.0 + 1);
             outbox.event(Event {
@@ -89,4 +87,5 @@ pub fn emit_events(
             }
         }
     }
+    awake.clear();
 }
