@@ -153,6 +153,24 @@ fn start_tmux(name: &str, bin: &Path) -> (Tmux, String) {
 }
 
 /// `$TMUX` as tmux sets it inside a pane of server `name`.
+/// The fake claude started in a tmux server of its own that the lookout server watches, and
+/// identified: (tmux, its pane, the pane's lookout id).
+fn claude_in_tmux(home: &Home, what: &str) -> (Tmux, String, String) {
+    let bin = fake_claude(home.dir.path());
+    let name = format!("lookout-{what}-{}", std::process::id());
+    let (tmux, pane) = start_tmux(&name, &bin);
+    let attach = home.run(&["tmux", "--socket-name", &name]);
+    assert!(attach.status.success(), "{}", text(&attach));
+    let id = format!("tmux:{name}:{pane}");
+    tmux.type_line(&pane, "claude");
+    wait_until(
+        "claude identified",
+        || is(home, &id, "claude", "idle"),
+        || format!("{:?}\n{}", home.panes(), tmux.screen(&pane)),
+    );
+    (tmux, pane, id)
+}
+
 fn tmux_env(tmux: &Tmux) -> String {
     let path = tmux.run(&["display", "-p", "#{socket_path},#{pid},0"]);
     path.trim().to_owned()
@@ -274,18 +292,7 @@ fn a_hook_never_blocks_its_agent() {
 #[test]
 fn a_hook_in_a_tmux_pane_reports_for_the_pane_the_tmux_source_watches() {
     let home = Home::new();
-    let bin = fake_claude(home.dir.path());
-    let name = format!("lookout-hook-{}", std::process::id());
-    let (tmux, pane) = start_tmux(&name, &bin);
-    let attach = home.run(&["tmux", "--socket-name", &name]);
-    assert!(attach.status.success(), "{}", text(&attach));
-    let id = format!("tmux:{name}:{pane}");
-    tmux.type_line(&pane, "claude");
-    wait_until(
-        "claude identified",
-        || is(&home, &id, "claude", "idle"),
-        || format!("{:?}\n{}", home.panes(), tmux.screen(&pane)),
-    );
+    let (tmux, pane, id) = claude_in_tmux(&home, "hook");
     // What Claude Code's hook runs inside the pane: only $TMUX and $TMUX_PANE say where it is.
     let out = home
         .command(&["report", "--agent", "claude", "state", "working"])
@@ -312,18 +319,7 @@ fn a_hook_in_a_tmux_pane_reports_for_the_pane_the_tmux_source_watches() {
 #[test]
 fn a_report_left_while_stopped_is_applied_by_the_next_server() {
     let home = Home::new();
-    let bin = fake_claude(home.dir.path());
-    let name = format!("lookout-late-{}", std::process::id());
-    let (tmux, pane) = start_tmux(&name, &bin);
-    let attach = home.run(&["tmux", "--socket-name", &name]);
-    assert!(attach.status.success(), "{}", text(&attach));
-    let id = format!("tmux:{name}:{pane}");
-    tmux.type_line(&pane, "claude");
-    wait_until(
-        "claude identified",
-        || is(&home, &id, "claude", "idle"),
-        || format!("{:?}\n{}", home.panes(), tmux.screen(&pane)),
-    );
+    let (tmux, pane, id) = claude_in_tmux(&home, "late");
     let stop = home.run(&["stop"]);
     assert!(stop.status.success(), "{}", text(&stop));
     // The hook inside the pane, with no server: exit 0, the report left in the mirror file.
