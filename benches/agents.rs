@@ -161,7 +161,8 @@ fn baseline<'a>(
         Region::Title | Region::Progress => None,
         r => Some(span(&shot.screen, r)?),
     };
-    let re = rule.spec.primary_re.first()?;
+    // the bare regex: the baseline has no literal check
+    let re = rule.spec.primary_re.first()?.regex();
     let (_, cols) = shot.screen.size();
     let cols = cols.get();
     Some(move |rows: bool, buf: &mut String| match (region, span) {

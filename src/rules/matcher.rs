@@ -3,6 +3,10 @@
 //! resolved). Primary patterns are matched per rule, or by one combined `RegexSet` pass per region
 //! (`Strategy::Combined`); both give the same answer and the benches compare them in one run. A
 //! region whose set was over its size limit at load is matched per rule under either strategy.
+//! Per rule, each pattern's required literals are looked for first ([`Pattern::is_match`]): a
+//! region lacking one is not searched by the regex at all.
+//!
+//! [`Pattern::is_match`]: crate::manifest::Pattern::is_match
 
 use super::regions::{Grid, RowBuf, Rows, has_spinner, write_region};
 use crate::manifest::{KindRules, Region, Rule, RuleState};
@@ -46,10 +50,10 @@ pub enum Strategy {
 
 impl Strategy {
     /// The strategy the evaluate system uses: per-rule regexes with early exit. With regions
-    /// built lean, a rule that does not fire costs one regex that its literal prefilter
-    /// (memchr/Teddy inside `regex`) usually rejects at once, where a set pass runs an
-    /// overlapping search over the whole region and allocates its matches (`benches/evaluate.rs`
-    /// compares them in one run).
+    /// built lean, a rule that does not fire usually costs a `memmem` scan for a literal its
+    /// pattern needs (found at load, `manifest::pattern`) or the regex's own prefix prefilter,
+    /// where a set pass runs an overlapping search over the whole region and allocates its
+    /// matches (`benches/evaluate.rs` compares them in one run).
     pub const DEFAULT: Strategy = Strategy::PerRule;
 }
 
@@ -197,7 +201,7 @@ fn turn_print(rule: &Rule, text: &str) -> Option<u64> {
         .spec
         .primary_re
         .iter()
-        .filter_map(|re| re.find_iter(text).last())
+        .filter_map(|re| re.find_last(text))
         .max_by_key(|m| m.end())?;
     // FNV-1a over the bytes that are not whitespace
     let print = hit
@@ -352,7 +356,7 @@ impl KindRules {
             && let Some(end) = spec
                 .primary_re
                 .iter()
-                .filter_map(|re| re.find_iter(text).last())
+                .filter_map(|re| re.find_last(text))
                 .map(|m| m.end())
                 .max()
         {
