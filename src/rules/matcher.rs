@@ -219,16 +219,9 @@ fn suffix_start(text: &str, k: u8) -> usize {
     if k == 0 {
         return text.len();
     }
-    let mut seen = 0;
-    for (i, b) in text.bytes().enumerate().rev() {
-        if b == b'\n' {
-            seen += 1;
-            if seen == k {
-                return i + 1;
-            }
-        }
-    }
-    0
+    memchr::memrchr_iter(b'\n', text.as_bytes())
+        .nth(usize::from(k) - 1)
+        .map_or(0, |i| i + 1)
 }
 
 impl KindRules {
@@ -509,6 +502,16 @@ mod tests {
         assert_eq!(winner(&alt, "✳ Thinking", None, false), None);
         let title = kind("[[screen]]\nid='t'\nstate='working'\nregion='title'\nregex='^✳'\n");
         assert_eq!(winner(&title, "", None, false).as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn a_smaller_bottom_is_the_suffix_of_the_larger() {
+        let text = "a\nbb\nccc";
+        let rows = |k| &text[suffix_start(text, k)..];
+        assert_eq!(
+            [rows(0), rows(1), rows(2), rows(3), rows(9)],
+            ["", "ccc", "bb\nccc", text, text]
+        );
     }
 
     #[test]
