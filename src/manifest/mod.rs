@@ -8,6 +8,7 @@ pub mod bundled;
 pub mod compile;
 pub mod composer;
 pub mod error;
+mod literals;
 pub mod pattern;
 pub mod raw;
 

@@ -1,40 +1,91 @@
-//! One compiled rule pattern: its regex, and the literals every match of it must contain, found
-//! once at load from the regex's syntax tree. The matcher checks those literals with a prebuilt
-//! `memmem` finder before running the regex: most rules that do not fire are rejected by a
+//! One compiled rule pattern: its regex, and the literals every match of it must contain
+//! ([`super::literals`], found once at load). The matcher checks those literals with prebuilt
+//! `memmem` finders before running the regex: most rules that do not fire are rejected by a
 //! vectorised substring scan instead of a regex search (issue 12: a pattern starting `(?m)^\s*`
 //! gives the regex crate no prefix to skip ahead with, so it walked every row of the region).
 //!
-//! The literals are sound by construction: each set of them has a member in every string the
-//! regex matches, so "no member present" means "no match" (`tests/prefilter.rs` checks this over
-//! every bundled pattern and recorded screen). Case-insensitive letters, large classes and
-//! optional parts give no literal; a pattern with none is simply always run.
+//! Sound by construction: each set has a member in every string the regex matches, so "no member
+//! present" means "no match" (`tests/prefilter.rs` checks this over every bundled pattern and
+//! recorded screen). A pattern with no required literal is simply always run.
 
 use super::compile::build_regex;
+use super::literals::{Need, required};
 use memchr::memmem::Finder;
 use regex::{Match, Regex};
-use regex_syntax::ParserBuilder;
-use regex_syntax::hir::{Class, Hir, HirKind, Repetition};
 
-/// Most strings an exact set may hold (larger: the node is not exact).
-const EXACT_CAP: usize = 16;
-/// Most characters a class may hold to count as a set of literals.
-const CLASS_CAP: usize = 8;
-/// Longest literal kept (longer products stop growing; a prefix of a required literal is required).
-const MAX_LITERAL: usize = 256;
-/// Most literals in a set the matcher checks (each is one `memmem` scan when absent).
-const MAX_SET: usize = 4;
-/// Most sets checked per pattern.
-const MAX_SETS: usize = 3;
-
-/// A set of strings: every match contains (or, as an exact set, is) one of them.
-type Set = Vec<Vec<u8>>;
+/// Most occurrences of a literal whose neighbours are checked before the check gives up.
+const MAX_OCCURRENCES: usize = 16;
 
 /// A rule pattern, compiled: the regex and its required literals.
 #[derive(Debug, Clone)]
 pub struct Pattern {
     regex: Regex,
-    /// Each entry: at least one of its finders' needles occurs in every match.
-    needs: Box<[Box<[Finder<'static>]>]>,
+    needs: Box<[Check]>,
+}
+
+/// One required set, ready to scan for.
+#[derive(Debug, Clone)]
+struct Check {
+    finders: Box<[Finder<'static>]>,
+    /// A character of these ranges must come right before the literal.
+    before: Option<Box<[(char, char)]>>,
+    /// And one of these right after it.
+    after: Option<Box<[(char, char)]>>,
+}
+
+impl Check {
+    fn new(need: Need) -> Check {
+        Check {
+            finders: need
+                .set
+                .iter()
+                .map(|l| Finder::new(l).into_owned())
+                .collect(),
+            before: need.before.map(Vec::into_boxed_slice),
+            after: need.after.map(Vec::into_boxed_slice),
+        }
+    }
+
+    /// Whether one of the literals occurs in `text` (with its context).
+    fn met(&self, text: &str) -> bool {
+        let hay = text.as_bytes();
+        if self.before.is_none() && self.after.is_none() {
+            return self.finders.iter().any(|f| f.find(hay).is_some());
+        }
+        self.finders.iter().any(|f| {
+            // Every occurrence, overlapping ones too (the one in context may overlap another),
+            // up to a bound: past it the text may hold a match, and the regex decides.
+            let mut from = 0;
+            for _ in 0..MAX_OCCURRENCES {
+                let Some(at) = hay.get(from..).and_then(|h| f.find(h)) else {
+                    return false;
+                };
+                let start = from + at;
+                if self.fits(text, start, start + f.needle().len()) {
+                    return true;
+                }
+                from = start + 1;
+            }
+            true
+        })
+    }
+
+    fn fits(&self, text: &str, start: usize, end: usize) -> bool {
+        let before = text.get(..start).and_then(|t| t.chars().next_back());
+        let after = text.get(end..).and_then(|t| t.chars().next());
+        in_class(self.before.as_deref(), before) && in_class(self.after.as_deref(), after)
+    }
+}
+
+/// Whether `ch` is in `class` (no class: anything is).
+fn in_class(class: Option<&[(char, char)]>, ch: Option<char>) -> bool {
+    let Some(ranges) = class else {
+        return true;
+    };
+    ch.is_some_and(|ch| {
+        let i = ranges.partition_point(|&(_, hi)| hi < ch);
+        ranges.get(i).is_some_and(|&(lo, _)| lo <= ch)
+    })
 }
 
 impl Pattern {
@@ -42,10 +93,7 @@ impl Pattern {
     /// required literals.
     pub fn new(source: &str) -> Result<Pattern, regex::Error> {
         let regex = build_regex(source)?;
-        let needs = required(source)
-            .into_iter()
-            .map(|set| set.iter().map(|l| Finder::new(l).into_owned()).collect())
-            .collect();
+        let needs = required(source).into_iter().map(Check::new).collect();
         Ok(Pattern { regex, needs })
     }
 
@@ -54,20 +102,17 @@ impl Pattern {
         &self.regex
     }
 
-    /// The required literals, one `Vec` per set (what `explain` and the tests look at).
+    /// The required literals, one `Vec` per set (what the tests look at).
     pub fn literals(&self) -> Vec<Vec<&[u8]>> {
         self.needs
             .iter()
-            .map(|set| set.iter().map(Finder::needle).collect())
+            .map(|c| c.finders.iter().map(Finder::needle).collect())
             .collect()
     }
 
     /// `false` when `text` lacks a required literal, so the regex cannot match it.
     pub fn may_match(&self, text: &str) -> bool {
-        let hay = text.as_bytes();
-        self.needs
-            .iter()
-            .all(|set| set.iter().any(|f| f.find(hay).is_some()))
+        self.needs.iter().all(|c| c.met(text))
     }
 
     /// Whether the regex matches `text` (checked against the literals first).
@@ -88,290 +133,6 @@ impl Pattern {
             .then(|| self.regex.find_iter(text).last())
             .flatten()
     }
-}
-
-/// The literal sets every match of `source` (parsed as [`build_regex`] parses it) must contain,
-/// best first: few and long literals before many or short ones. Empty when nothing is required
-/// or the pattern does not parse.
-fn required(source: &str) -> Vec<Set> {
-    let Ok(hir) = ParserBuilder::new().multi_line(true).build().parse(source) else {
-        return Vec::new();
-    };
-    let node = info(&hir);
-    let mut sets: Vec<Set> = node
-        .required
-        .into_iter()
-        .chain(node.exact)
-        .map(minimal)
-        .filter(|s| s.len() <= MAX_SET && useful(s) && worth_it(s))
-        .collect();
-    sets.sort_by_key(score);
-    let mut chosen: Vec<Set> = Vec::with_capacity(MAX_SETS);
-    for set in sets {
-        // A set one already chosen implies (or that implies one) adds little but a scan.
-        if chosen.len() < MAX_SETS && !chosen.iter().any(|c| implies(c, &set) || implies(&set, c)) {
-            chosen.push(set);
-        }
-    }
-    chosen
-}
-
-/// Whether a text holding one of `a` always holds one of `b` (each of `a` contains one of `b`).
-fn implies(a: &Set, b: &Set) -> bool {
-    a.iter()
-        .all(|x| b.iter().any(|y| memchr::memmem::find(x, y).is_some()))
-}
-
-/// The set without the strings that contain another of its strings: a text holding the longer
-/// holds the shorter, so "one of them is present" is unchanged.
-fn minimal(mut set: Set) -> Set {
-    set.sort_by_key(Vec::len);
-    set.dedup();
-    let mut kept: Set = Vec::with_capacity(set.len());
-    for s in set {
-        if !kept.iter().any(|k| memchr::memmem::find(&s, k).is_some()) {
-            kept.push(s);
-        }
-    }
-    kept.sort();
-    kept
-}
-
-/// A set says something only if none of its strings is empty (the empty string is in every text).
-fn useful(set: &Set) -> bool {
-    set.iter().all(|l| !l.is_empty())
-}
-
-/// Worth a scan per literal: not the case variants of one word (`(?i)` letters multiply into
-/// them; the regex's own prefilter already searches for those).
-fn worth_it(set: &Set) -> bool {
-    set.iter()
-        .enumerate()
-        .all(|(i, a)| set[i + 1..].iter().all(|b| !a.eq_ignore_ascii_case(b)))
-}
-
-/// Lower is better: a set whose literals are all long enough to be rare (4 bytes and up) first,
-/// then fewer literals to scan for, then longer ones.
-fn score(set: &Set) -> (std::cmp::Reverse<usize>, usize, std::cmp::Reverse<usize>) {
-    let shortest = set.iter().map(Vec::len).min().unwrap_or(0);
-    use std::cmp::Reverse;
-    (Reverse(shortest.min(4)), set.len(), Reverse(shortest))
-}
-
-/// What one syntax node says about the strings it matches.
-#[derive(Default)]
-struct Info {
-    /// Every string the node can match, when there are few of them.
-    exact: Option<Set>,
-    /// Sets each of which has a member inside every string the node matches.
-    required: Vec<Set>,
-}
-
-impl Info {
-    fn exact(set: Set) -> Info {
-        Info {
-            exact: Some(set),
-            required: Vec::new(),
-        }
-    }
-}
-
-fn info(hir: &Hir) -> Info {
-    match hir.kind() {
-        // Zero-width: an assertion consumes nothing, so literals on both sides stay adjacent.
-        HirKind::Empty | HirKind::Look(_) => Info::exact(vec![Vec::new()]),
-        HirKind::Literal(lit) => Info::exact(vec![lit.0.to_vec()]),
-        HirKind::Class(class) => Info {
-            exact: class_set(class),
-            required: Vec::new(),
-        },
-        HirKind::Capture(capture) => info(&capture.sub),
-        HirKind::Repetition(rep) => repetition(rep),
-        HirKind::Concat(subs) => concat(subs),
-        HirKind::Alternation(subs) => alternation(subs),
-    }
-}
-
-/// A small class as the set of its characters' encodings.
-fn class_set(class: &Class) -> Option<Set> {
-    match class {
-        Class::Unicode(c) => {
-            let count: u32 = c
-                .ranges()
-                .iter()
-                .map(|r| u32::from(r.end()) - u32::from(r.start()) + 1)
-                .sum();
-            (count as usize <= CLASS_CAP).then(|| {
-                c.ranges()
-                    .iter()
-                    .flat_map(|r| r.start()..=r.end())
-                    .map(|ch| ch.to_string().into_bytes())
-                    .collect()
-            })
-        }
-        Class::Bytes(c) => {
-            let count: usize = c
-                .ranges()
-                .iter()
-                .map(|r| usize::from(r.end() - r.start()) + 1)
-                .sum();
-            (count <= CLASS_CAP).then(|| {
-                c.ranges()
-                    .iter()
-                    .flat_map(|r| r.start()..=r.end())
-                    .map(|b| vec![b])
-                    .collect()
-            })
-        }
-    }
-}
-
-/// Every `a` followed by every `b`, unless that is too many or too long.
-fn product(a: &Set, b: &Set) -> Option<Set> {
-    if a.len() * b.len() > EXACT_CAP {
-        return None;
-    }
-    let mut out = Vec::with_capacity(a.len() * b.len());
-    for x in a {
-        for y in b {
-            if x.len() + y.len() > MAX_LITERAL {
-                return None;
-            }
-            out.push([x.as_slice(), y.as_slice()].concat());
-        }
-    }
-    out.sort();
-    out.dedup();
-    Some(out)
-}
-
-/// A concatenation: adjacent exact parts multiply into longer literals (a run); a part that is
-/// not exact ends the run, which is then required as a whole.
-fn concat(subs: &[Hir]) -> Info {
-    let mut required = Vec::new();
-    let mut run: Set = vec![Vec::new()];
-    let mut exact = true;
-    for sub in subs {
-        let part = info(sub);
-        required.extend(part.required);
-        match part.exact {
-            Some(e) => match product(&run, &e) {
-                // The run so far is required too, and may be all that stays short enough once
-                // it branches (`Do you want to (?:proceed|run|…)`).
-                Some(longer) if e.len() > 1 && useful(&run) => {
-                    required.push(std::mem::replace(&mut run, longer));
-                }
-                Some(longer) => run = longer,
-                None => {
-                    exact = false;
-                    required.push(std::mem::replace(&mut run, e));
-                }
-            },
-            None => {
-                exact = false;
-                required.push(std::mem::replace(&mut run, vec![Vec::new()]));
-            }
-        }
-    }
-    if exact {
-        return Info {
-            exact: Some(run),
-            required,
-        };
-    }
-    required.push(run);
-    Info {
-        exact: None,
-        required,
-    }
-}
-
-/// A repetition: exact if the part is and the counts are few (`x?` is `""` or `x`); otherwise,
-/// with `min ≥ 1`, every match holds a copy of the part, and its first `min` copies are adjacent.
-fn repetition(rep: &Repetition) -> Info {
-    let part = info(&rep.sub);
-    if let (Some(one), Some(max)) = (&part.exact, rep.max)
-        && let Some(exact) = counted(one, rep.min, max)
-    {
-        return Info::exact(exact);
-    }
-    if rep.min == 0 {
-        return Info::default();
-    }
-    let mut required = part.required;
-    let Some(one) = part.exact else {
-        return Info {
-            exact: None,
-            required,
-        };
-    };
-    let mut first: Set = vec![Vec::new()];
-    for _ in 0..rep.min {
-        match product(&first, &one) {
-            Some(longer) => first = longer,
-            None => break,
-        }
-    }
-    required.push(one);
-    required.push(first);
-    Info {
-        exact: None,
-        required,
-    }
-}
-
-/// Every string of `min..=max` copies of `one`, unless that is too many.
-fn counted(one: &Set, min: u32, max: u32) -> Option<Set> {
-    let mut out: Set = Vec::new();
-    let mut copies: Set = vec![Vec::new()];
-    for k in 0..=max {
-        if k >= min {
-            out.extend(copies.iter().cloned());
-            if out.len() > EXACT_CAP {
-                return None;
-            }
-        }
-        if k < max {
-            copies = product(&copies, one)?;
-        }
-    }
-    out.sort();
-    out.dedup();
-    Some(out)
-}
-
-/// An alternation: exact if every branch is and the union is small; otherwise every match holds
-/// a member of the union of one required set per branch (if every branch has one).
-fn alternation(subs: &[Hir]) -> Info {
-    let branches: Vec<Info> = subs.iter().map(info).collect();
-    let union = |sets: &mut dyn Iterator<Item = Option<&Set>>| -> Option<Set> {
-        let mut out: Set = Vec::new();
-        for set in sets {
-            out.extend(set?.iter().cloned());
-            if out.len() > EXACT_CAP {
-                return None;
-            }
-        }
-        out.sort();
-        out.dedup();
-        Some(out)
-    };
-    if let Some(exact) = union(&mut branches.iter().map(|b| b.exact.as_ref())) {
-        return Info::exact(exact);
-    }
-    Info {
-        exact: None,
-        required: union(&mut branches.iter().map(best)).into_iter().collect(),
-    }
-}
-
-/// A node's best useful set, if it has one.
-fn best(node: &Info) -> Option<&Set> {
-    node.required
-        .iter()
-        .chain(node.exact.iter())
-        .filter(|s| useful(s))
-        .min_by_key(|s| score(s))
 }
 
 #[cfg(test)]
@@ -395,7 +156,8 @@ mod tests {
         // claude's usage-limit banner: no prefix, but `limit` and `⚠` are in every match
         assert_eq!(
             lits(r"(?m)^\s*[─━]{8,}\n\s*⚠\s[^\n]*(?-u:\b)limit(?-u:\b)[^\n]*(?i:\besc)"),
-            [vec!["limit"], vec!["⚠"], vec!["─", "━"]]
+            [vec!["⚠"], vec!["limit"], vec!["─", "━"]],
+            "`⚠` then whitespace first"
         );
         assert_eq!(
             lits("Do you want to (?:proceed|run)"),
@@ -414,6 +176,41 @@ mod tests {
             "one of each branch's"
         );
         assert_eq!(lits("─{3,}"), [vec!["───"]]);
+    }
+
+    #[test]
+    fn a_literal_next_to_a_class_needs_that_class_there() {
+        let p = Pattern::new(r"\d+ (?:shells?|agents?)").expect("compiles");
+        assert!(!p.may_match("· ← for agents"), "no digit before ` agent`");
+        assert!(p.may_match("2 agents") && p.is_match("2 agents"));
+        let yes = Pattern::new(r"(?m)^[\s│]*1\.\s+Yes").expect("compiles");
+        assert!(!yes.may_match("1. NoYes"), "`Yes` after a letter");
+        assert!(yes.is_match("│ 1.  Yes"));
+    }
+
+    proptest::proptest! {
+        /// Texts made of the pieces the patterns below are made of: the check never says
+        /// "absent" where the regex matches.
+        #[test]
+        fn the_check_is_sound_on_generated_texts(
+            pieces in proptest::collection::vec(0usize..14, 0..24)
+        ) {
+            const PIECES: [&str; 14] = [
+                "1", "a", " ", "agent", "shells", "─", "━", "\n", "٣", "11", "⚠", "limit", "Yes", "│",
+            ];
+            let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            for pattern in [
+                r"\d+ (?:shells?|agents?)",
+                r"(?m)^\s*[─━]{2,}\n\s*⚠\s[^\n]*(?-u:\b)limit",
+                r"(?m)^[\s│]*1\s+Yes",
+                r"\d+11",
+                r"a\d\s?agent\S",
+                r"(?:limit|Yes)+\d",
+            ] {
+                let p = Pattern::new(pattern).expect("compiles");
+                proptest::prop_assert_eq!(p.is_match(&text), p.regex().is_match(&text), "{} on {:?}", pattern, text);
+            }
+        }
     }
 
     #[test]
@@ -445,6 +242,9 @@ mod tests {
             "3 agents",
             "3 shell",
             "a\nb",
+            "111",
+            "x11",
+            "٣11",
         ];
         for pattern in [
             "limit",
@@ -454,6 +254,8 @@ mod tests {
             r"\d+ (?:shells?|agents?)",
             "(?m)^a$\n^b",
             "[^\\x00-\\x{10FFFF}]",
+            r"\d+11",
+            r"(?-u:\d)11",
         ] {
             let p = Pattern::new(pattern).expect("compiles");
             for text in texts {
