@@ -68,7 +68,7 @@ impl<'s, 'b> Cells<'s, 'b> {
     fn line(&mut self, r: u16) -> Cow<'_, str> {
         let r = usize::from(r);
         self.text.render(self.screen, r, r);
-        match self.text.row(r) {
+        match self.text.row_in(self.screen, r) {
             t if t.contains('\u{200b}') => {
                 Cow::Owned(t.replace('\u{200b}', "").trim_end().to_owned())
             }

@@ -45,6 +45,13 @@ pub trait Grid {
     fn cursor_hidden(&self) -> bool {
         false
     }
+    /// Row `row`'s text (trailing whitespace trimmed) and its [`hash`], when the grid keeps its
+    /// rows rendered: then reading a row is a borrow and nothing is rendered into a [`RowBuf`].
+    /// `None` (the default): render through [`Grid::write_rows`].
+    fn ready_row(&self, row: u16) -> Option<(&str, u64)> {
+        let _ = row;
+        None
+    }
 }
 
 impl Grid for vt100::Screen {
@@ -170,9 +177,19 @@ impl RowBuf {
         self.cursor_read = false;
     }
 
-    /// Renders rows `first..=last` that are not rendered yet, in as few runs as possible.
+    /// Renders rows `first..=last` that are not rendered yet, in as few runs as possible (a grid
+    /// with ready rows only lends their hashes).
     pub fn render(&mut self, grid: &dyn Grid, first: usize, last: usize) {
         let last = last.min(self.spans.len().saturating_sub(1));
+        if grid.ready_row(0).is_some() {
+            for r in first..=last {
+                let ready = u16::try_from(r).ok().and_then(|r| grid.ready_row(r));
+                if let (Some((_, h)), Some(slot)) = (ready, self.hashes.get_mut(r)) {
+                    *slot = h;
+                }
+            }
+            return;
+        }
         let mut r = first;
         while r <= last && r < self.spans.len() {
             if self.spans[r].start != NONE {
@@ -219,9 +236,25 @@ impl RowBuf {
         }
     }
 
+    /// Row `r` of `grid` as text, trailing whitespace trimmed: the grid's ready row, or the row
+    /// as rendered here (`""` if not rendered or out of range).
+    pub fn row_in<'a>(&'a self, grid: &'a dyn Grid, r: usize) -> &'a str {
+        match u16::try_from(r).ok().and_then(|r| grid.ready_row(r)) {
+            Some((text, _)) => text,
+            None => self.row(r),
+        }
+    }
+
     /// Row `r`'s hash, 0 if it was not rendered.
     pub fn hash(&self, r: usize) -> u64 {
         self.hashes.get(r).copied().unwrap_or(0)
+    }
+
+    /// Records that row `r` was read, with its hash (a grid's ready row).
+    pub(super) fn read_ready(&mut self, r: usize, hash: u64) {
+        if let (Some(read), Some(h)) = (self.read.get_mut(r), self.hashes.get_mut(r)) {
+            (*read, *h) = (true, hash);
+        }
     }
 
     /// The rows read since the last reset, with their hashes.
@@ -240,7 +273,7 @@ impl RowBuf {
 }
 
 /// A row's hash (FxHash-style over 8-byte words, never 0).
-fn hash(row: &str) -> u64 {
+pub(crate) fn hash(row: &str) -> u64 {
     const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
     let mut h = row.len() as u64;
     let mut words = row.as_bytes().chunks_exact(8);

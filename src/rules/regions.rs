@@ -6,6 +6,7 @@
 //! buffer has grown to the screen. Each rendered row also gets a hash, so the evaluate system can
 //! tell whether the rows an evaluation read have changed since the last one (issue 12).
 
+pub(crate) use super::grid::hash as row_hash;
 pub use super::grid::{CellAttrs, Grid, GridCell, RowBuf};
 use crate::manifest::Region;
 
@@ -43,6 +44,10 @@ impl<'s> Rows<'s> {
     pub fn get(&mut self, r: usize) -> &str {
         if r >= self.rows {
             return "";
+        }
+        if let Some((text, hash)) = u16::try_from(r).ok().and_then(|r| self.grid.ready_row(r)) {
+            self.buf.read_ready(r, hash);
+            return text;
         }
         self.buf.render(self.grid, r, r);
         self.buf.read[r] = true;
