@@ -7,7 +7,7 @@
 //!
 //! Pure data; `Screen` holds one and `ingest_output` applies the updates.
 
-use crate::rules::regions::{CellAttrs, Grid, GridCell};
+use crate::rules::regions::{CellAttrs, Grid, GridCell, row_hash};
 use unicode_width::UnicodeWidthChar;
 
 /// Attributes over a run of columns (`start..end`); columns outside every run are plain.
@@ -52,6 +52,8 @@ pub struct RowsUpdate {
 pub struct RowGrid {
     rows: Vec<GridRow>,
     cols: u16,
+    /// Each row's hash (of its text, trailing blanks trimmed), for `Grid::ready_row`.
+    hashes: Vec<u64>,
     cursor: (u16, u16),
     alternate: bool,
 }
@@ -61,6 +63,7 @@ impl RowGrid {
     pub fn new(rows: u16, cols: u16) -> Self {
         RowGrid {
             rows: vec![GridRow::default(); usize::from(rows)],
+            hashes: vec![row_hash(""); usize::from(rows)],
             cols,
             cursor: (0, 0),
             alternate: false,
@@ -69,10 +72,17 @@ impl RowGrid {
 
     /// Applies an update; rows past the screen are ignored, the cursor is kept inside it.
     pub fn apply(&mut self, update: RowsUpdate) {
-        for (r, row) in update.rows {
-            if let Some(slot) = self.rows.get_mut(usize::from(r)) {
-                *slot = row;
+        for (r, mut row) in update.rows {
+            let r = usize::from(r);
+            let (Some(slot), Some(hash)) = (self.rows.get_mut(r), self.hashes.get_mut(r)) else {
+                continue;
+            };
+            // A row never holds a newline: one sent by the embedder would split it.
+            if row.text.contains('\n') {
+                row.text = row.text.replace('\n', " ").into();
             }
+            *hash = row_hash(row.text.trim_end());
+            *slot = row;
         }
         let last = |n: usize| u16::try_from(n.saturating_sub(1)).unwrap_or(u16::MAX);
         self.cursor = (
@@ -85,6 +95,7 @@ impl RowGrid {
     /// Resizes: rows past the new height go, new rows are blank (the embedder sends them next).
     pub fn resize(&mut self, rows: u16, cols: u16) {
         self.rows.resize(usize::from(rows), GridRow::default());
+        self.hashes.resize(usize::from(rows), row_hash(""));
         self.cols = cols;
     }
 
@@ -110,6 +121,7 @@ impl RowGrid {
                 .iter()
                 .map(|r| r.text.len() + std::mem::size_of_val(&*r.runs))
                 .sum::<usize>()
+            + self.hashes.capacity() * std::mem::size_of::<u64>()
     }
 }
 
@@ -128,18 +140,18 @@ impl Grid for RowGrid {
             .skip(usize::from(first))
             .take(usize::from(last.saturating_sub(first)) + 1)
         {
-            // A row never holds a newline: one sent by the embedder would split it.
-            if row.text.contains('\n') {
-                out.push_str(&row.text.replace('\n', " "));
-            } else {
-                out.push_str(&row.text);
-            }
+            out.push_str(&row.text);
             out.push('\n');
         }
     }
 
     fn cursor(&self) -> (u16, u16) {
         self.cursor
+    }
+
+    fn ready_row(&self, row: u16) -> Option<(&str, u64)> {
+        let r = usize::from(row);
+        Some((self.rows.get(r)?.text.trim_end(), *self.hashes.get(r)?))
     }
 
     fn alternate_screen(&self) -> bool {

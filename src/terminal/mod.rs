@@ -25,6 +25,7 @@ pub struct Terminal {
 }
 
 /// Everything but the parser (what `vte::Perform` drives).
+#[derive(Clone)]
 struct State {
     main: Page,
     alt: Page,
@@ -98,6 +99,15 @@ impl Terminal {
         Terminal {
             parser: vte::Parser::new(),
             state: State::new(rows.max(1), cols.max(1)),
+        }
+    }
+
+    /// A copy of the screen as it is now, with a fresh parser (a sequence the bytes so far cut
+    /// in half is not carried over): for snapshots of a recording at its markers.
+    pub fn snapshot(&self) -> Terminal {
+        Terminal {
+            parser: vte::Parser::new(),
+            state: self.state.clone(),
         }
     }
 

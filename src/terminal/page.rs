@@ -307,9 +307,7 @@ impl Page {
             2 => 0..cols,
             _ => return,
         };
-        for c in range {
-            row.erase(c, pen);
-        }
+        row.erase_range(range.start, range.end, pen);
     }
 
     /// ED 0/1/2/3.
@@ -342,9 +340,7 @@ impl Page {
     pub fn erase_cells(&mut self, n: u16, pen: Pen) {
         let (col, cols) = (self.pos.col, self.cols);
         if let Some(row) = self.row() {
-            for c in col..col.saturating_add(n).min(cols) {
-                row.erase(c, pen);
-            }
+            row.erase_range(col, col.saturating_add(n).min(cols), pen);
         }
     }
 

@@ -227,10 +227,25 @@ impl Row {
         }
     }
 
-    /// Erases `col` with `pen` (and the other half of a wide glyph there).
-    pub fn erase(&mut self, col: u16, pen: Pen) {
-        self.clear_wide(col);
-        self.clear(col, pen);
+    /// Erases `start..end` with `pen`, as erasing each column in turn would (only the ends can
+    /// cut a wide glyph that reaches outside the range).
+    pub fn erase_range(&mut self, start: u16, end: u16, pen: Pen) {
+        let end = end.min(u16::try_from(self.cells.len()).unwrap_or(u16::MAX));
+        if start >= end {
+            return;
+        }
+        self.clear_wide(start);
+        self.clear_wide(end - 1);
+        self.dirty = true;
+        let blank = Cell {
+            flags: pen.flags,
+            fg: pen.fg,
+            ..Cell::default()
+        };
+        self.cells[usize::from(start)..usize::from(end)].fill(blank);
+        if !self.marks.is_empty() {
+            self.marks.retain(|(c, _)| !(start..end).contains(c));
+        }
     }
 
     /// Inserts `count` blank cells at `col`, pushing the rest right (off the end).
@@ -337,6 +352,9 @@ impl Row {
                 && let Some((_, t)) = self.marks.iter().find(|(c, _)| usize::from(*c) == col)
             {
                 self.text.push_str(t);
+            } else if cell.len == 1 {
+                // ASCII, most of every screen: no UTF-8 check.
+                self.text.push(char::from(cell.utf8[0]));
             } else {
                 self.text.push_str(cell.text());
             }
