@@ -197,13 +197,14 @@ impl Page {
         self.clamp_col();
     }
 
-    /// Past a glyph: may reach the pending-wrap column.
+    /// Past a glyph: may reach the pending-wrap column (or, on a one-column screen, pass it:
+    /// every cell access is bounds-checked, and the next glyph wraps).
     pub fn advance(&mut self, n: u16) {
         self.pos.col = self.pos.col.saturating_add(n);
     }
 
     pub fn right(&mut self, n: u16) {
-        self.advance(n);
+        self.pos.col = self.pos.col.saturating_add(n);
         self.clamp_col();
     }
 
