@@ -57,9 +57,11 @@ fn row(text: &str) -> lookout::components::GridRow {
 fn spinner_row(rows: usize, frame: usize) -> lookout::components::RowsUpdate {
     let text = screens::spinner_update(rows, frame);
     let line = text.rsplit("\x1b[2K").next().unwrap_or("");
+    let line = line.split('\x1b').next().unwrap_or("");
     lookout::components::RowsUpdate {
         rows: vec![(rows.saturating_sub(6) as u16, row(line))],
-        cursor: (rows.saturating_sub(6) as u16, 0),
+        // Parked in the input box, as after the bytes of the same frame.
+        cursor: (rows.saturating_sub(3) as u16, 2),
         ..Default::default()
     }
 }

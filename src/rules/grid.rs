@@ -52,6 +52,12 @@ pub trait Grid {
         let _ = row;
         None
     }
+    /// A hash of row `row`'s look — its text and every cell attribute [`Grid::row_cells`]
+    /// gives — when the grid keeps one (readers of attributes use it to tell a row unchanged).
+    fn look_hash(&self, row: u16) -> Option<u64> {
+        let _ = row;
+        None
+    }
 }
 
 impl Grid for vt100::Screen {
@@ -250,6 +256,13 @@ impl RowBuf {
         self.hashes.get(r).copied().unwrap_or(0)
     }
 
+    /// Records that row `r` was read (its hash as rendered, if it was).
+    pub fn mark_read(&mut self, r: usize) {
+        if let Some(read) = self.read.get_mut(r) {
+            *read = true;
+        }
+    }
+
     /// Records that row `r` was read, with its hash (a grid's ready row).
     pub(super) fn read_ready(&mut self, r: usize, hash: u64) {
         if let (Some(read), Some(h)) = (self.read.get_mut(r), self.hashes.get_mut(r)) {
@@ -258,7 +271,7 @@ impl RowBuf {
     }
 
     /// The rows read since the last reset, with their hashes.
-    pub fn reads(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+    pub fn reads(&self) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
         self.read
             .iter()
             .enumerate()
@@ -269,6 +282,22 @@ impl RowBuf {
     /// Whether the cursor's row was read since the last reset.
     pub fn cursor_read(&self) -> bool {
         self.cursor_read
+    }
+}
+
+/// Folds `bits` into a look hash (`Grid::look_hash`).
+pub(crate) fn look_step(h: u64, bits: u64) -> u64 {
+    (h.rotate_left(5) ^ bits).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+}
+
+/// A colour as bits for a look hash (distinct for every colour).
+pub(crate) fn colour_bits(c: vt100::Color) -> u64 {
+    match c {
+        vt100::Color::Default => 0,
+        vt100::Color::Idx(i) => 0x100 | u64::from(i),
+        vt100::Color::Rgb(r, g, b) => {
+            0x0100_0000 | u64::from(r) << 16 | u64::from(g) << 8 | u64::from(b)
+        }
     }
 }
 

@@ -96,10 +96,12 @@ impl State {
 impl Terminal {
     /// A blank terminal (at least 1 × 1).
     pub fn new(rows: u16, cols: u16) -> Self {
-        Terminal {
+        let mut terminal = Terminal {
             parser: vte::Parser::new(),
             state: State::new(rows.max(1), cols.max(1)),
-        }
+        };
+        terminal.refresh();
+        terminal
     }
 
     /// A copy of the screen as it is now, with a fresh parser (a sequence the bytes so far cut
@@ -184,5 +186,9 @@ impl Grid for Terminal {
     fn ready_row(&self, row: u16) -> Option<(&str, u64)> {
         let row = self.state.shown().rows.get(usize::from(row))?;
         Some((&row.text, row.hash))
+    }
+
+    fn look_hash(&self, row: u16) -> Option<u64> {
+        Some(self.state.shown().rows.get(usize::from(row))?.look)
     }
 }

@@ -3,7 +3,7 @@
 //!
 //! Pure data: `Page` moves rows and calls the cell edits here; nothing else writes a row.
 
-use crate::rules::regions::{CellAttrs, GridCell};
+use crate::rules::regions::{CellAttrs, GridCell, colour_bits, look_step};
 use unicode_width::UnicodeWidthStr;
 
 /// The pen: what a printed or erased cell takes on besides its text.
@@ -72,6 +72,8 @@ pub(super) struct Row {
     pub text: String,
     /// `text`'s hash (never 0).
     pub hash: u64,
+    /// A hash of `text` and every cell's attributes and shape (`Grid::look_hash`).
+    pub look: u64,
     /// Whether a cell changed since `text` was rendered.
     pub dirty: bool,
 }
@@ -83,7 +85,8 @@ impl Row {
             marks: Vec::new(),
             text: String::new(),
             hash: crate::rules::regions::row_hash(""),
-            dirty: false,
+            look: 0,
+            dirty: true,
         }
     }
 
@@ -336,7 +339,15 @@ impl Row {
         self.text.clear();
         let mut at = 0; // the column the text has reached
         let mut skip = false;
+        // The look: the text's hash, then each run of cells with the same attributes and shape,
+        // folded where a run starts.
+        let (mut look, mut run) = (0, (vt100::Color::Default, 0));
         for (col, cell) in self.cells.iter().enumerate() {
+            if (cell.fg, cell.flags) != run {
+                run = (cell.fg, cell.flags);
+                let bits = (col as u64) << 40 | colour_bits(cell.fg) << 8 | u64::from(cell.flags);
+                look = look_step(look, bits);
+            }
             // A wide glyph's second column is never drawn, whatever it holds.
             if std::mem::take(&mut skip) {
                 continue;
@@ -363,6 +374,7 @@ impl Row {
         let trimmed = self.text.trim_end().len();
         self.text.truncate(trimmed);
         self.hash = crate::rules::regions::row_hash(&self.text);
+        self.look = look_step(look, self.hash);
     }
 
     /// The cells as `Grid::row_cells` gives them.
