@@ -3,7 +3,8 @@
 //! agents use (motion, erase, insert/delete, scroll regions, wide glyphs, combining marks, the
 //! alternate screen) on small screens where wrapping and scrolling happen all the time. Rows'
 //! text, the cursor, the alternate-screen flag, the hidden cursor, title, progress and the cell
-//! attributes composer detection reads must agree.
+//! attributes composer detection reads must agree. A repaint of every marker screen, fed to a
+//! blank terminal, must draw the same screen.
 
 use lookout::components::Osc;
 use lookout::pty::asciicast::{self, EventKind};
@@ -58,54 +59,63 @@ impl Pair {
 
     /// The first difference, if any.
     fn differs(&self) -> Option<String> {
-        let (a, b): (&dyn Grid, &dyn Grid) = (&self.ours, self.theirs.screen());
-        if a.size() != b.size() {
-            return Some(format!("size {:?} vs {:?}", a.size(), b.size()));
-        }
-        if a.cursor() != b.cursor() {
-            return Some(format!("cursor {:?} vs {:?}", a.cursor(), b.cursor()));
-        }
-        if a.alternate_screen() != b.alternate_screen() || a.cursor_hidden() != b.cursor_hidden() {
-            return Some("alternate screen or hidden cursor".into());
-        }
         if self.title.0 != self.title.1 || self.progress.0 != self.progress.1 {
             return Some(format!(
                 "title/progress {:?} vs {:?}",
                 self.title, self.progress
             ));
         }
-        let rows = a.size().0;
-        let (mut ta, mut tb) = (String::new(), String::new());
-        a.write_rows(0, rows - 1, &mut ta);
-        b.write_rows(0, rows - 1, &mut tb);
-        for (r, (x, y)) in ta.split('\n').zip(tb.split('\n')).enumerate() {
-            if x.trim_end() != y.trim_end() {
-                return Some(format!("row {r}: {x:?}\n   vt100: {y:?}"));
-            }
-        }
-        let (mut ca, mut cb): (Vec<GridCell<'_>>, Vec<GridCell<'_>>) = (Vec::new(), Vec::new());
-        for r in 0..rows {
-            ca.clear();
-            cb.clear();
-            a.row_cells(r, &mut ca);
-            b.row_cells(r, &mut cb);
-            if ca.len() != cb.len() {
-                return Some(format!("row {r}: {} cells vs {}", ca.len(), cb.len()));
-            }
-            for (x, y) in ca.iter().zip(&cb) {
-                // A blank cell's attributes are only read for inverse (a drawn cursor).
-                let blank = x.text.trim().is_empty() && y.text.trim().is_empty();
-                let same = x.col == y.col
-                    && x.text == y.text
-                    && x.attrs.inverse == y.attrs.inverse
-                    && (blank || x.attrs == y.attrs);
-                if !same {
-                    return Some(format!("row {r}: cell {x:?} vs {y:?}"));
-                }
-            }
-        }
-        None
+        grid_diff(&self.ours, self.theirs.screen(), false)
     }
+}
+
+/// The first difference between two screens: size, cursor, modes, rows' text, cells' text and
+/// the attributes composer detection reads (`blank_is_space`: a blank cell and a space are the
+/// same, as a repaint draws one for the other).
+fn grid_diff(a: &dyn Grid, b: &dyn Grid, blank_is_space: bool) -> Option<String> {
+    if a.size() != b.size() {
+        return Some(format!("size {:?} vs {:?}", a.size(), b.size()));
+    }
+    if a.cursor() != b.cursor() && !blank_is_space {
+        return Some(format!("cursor {:?} vs {:?}", a.cursor(), b.cursor()));
+    }
+    if (a.alternate_screen() != b.alternate_screen() && !blank_is_space)
+        || a.cursor_hidden() != b.cursor_hidden()
+    {
+        return Some("alternate screen or hidden cursor".into());
+    }
+    let rows = a.size().0;
+    let (mut ta, mut tb) = (String::new(), String::new());
+    a.write_rows(0, rows - 1, &mut ta);
+    b.write_rows(0, rows - 1, &mut tb);
+    for (r, (x, y)) in ta.split('\n').zip(tb.split('\n')).enumerate() {
+        if x.trim_end() != y.trim_end() {
+            return Some(format!("row {r}: {x:?}\n  other: {y:?}"));
+        }
+    }
+    let (mut ca, mut cb): (Vec<GridCell<'_>>, Vec<GridCell<'_>>) = (Vec::new(), Vec::new());
+    for r in 0..rows {
+        ca.clear();
+        cb.clear();
+        a.row_cells(r, &mut ca);
+        b.row_cells(r, &mut cb);
+        if ca.len() != cb.len() {
+            return Some(format!("row {r}: {} cells vs {}", ca.len(), cb.len()));
+        }
+        for (x, y) in ca.iter().zip(&cb) {
+            // A blank cell's attributes are only read for inverse (a drawn cursor).
+            let blank = x.text.trim().is_empty() && y.text.trim().is_empty();
+            let text = x.text == y.text || (blank_is_space && blank);
+            let same = x.col == y.col
+                && text
+                && x.attrs.inverse == y.attrs.inverse
+                && (blank || x.attrs == y.attrs);
+            if !same {
+                return Some(format!("row {r}: cell {x:?} vs {y:?}"));
+            }
+        }
+    }
+    None
 }
 
 #[test]
@@ -134,6 +144,26 @@ fn every_recording_reads_the_same_as_on_vt100() {
                 && let Some(diff) = pair.differs()
             {
                 panic!("{} event {i}: {diff}", f.path.display());
+            }
+            // A repaint of the screen, fed to a blank terminal, draws the same screen.
+            if matches!(e.kind, EventKind::Marker(_)) {
+                let (rows, cols) = pair.ours.size();
+                let mut copy = Terminal::new(rows, cols);
+                if pair.ours.alternate_screen() {
+                    let _ = copy.process(b"\x1b[?1049h");
+                }
+                let _ = copy.process(&pair.ours.repaint());
+                if let Some(diff) = grid_diff(&pair.ours, &copy, true) {
+                    panic!(
+                        "{} event {i}: the repaint differs: {diff}",
+                        f.path.display()
+                    );
+                }
+                assert_eq!(
+                    copy.cursor().0,
+                    pair.ours.cursor().0,
+                    "the repaint's cursor row"
+                );
             }
         }
     }

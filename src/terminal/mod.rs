@@ -12,6 +12,7 @@
 
 mod page;
 mod perform;
+mod repaint;
 mod row;
 
 use crate::rules::regions::{Grid, GridCell};
@@ -33,6 +34,8 @@ struct State {
     pen: Pen,
     saved_pen: Pen,
     hidden: bool,
+    /// The program asked for bracketed paste (DECSET 2004).
+    bracketed: bool,
     last_char: Option<char>,
     title: Option<String>,
     progress: Option<String>,
@@ -47,6 +50,7 @@ impl State {
             pen: Pen::default(),
             saved_pen: Pen::default(),
             hidden: false,
+            bracketed: false,
             last_char: None,
             title: None,
             progress: None,
@@ -129,6 +133,11 @@ impl Terminal {
 
     fn refresh(&mut self) {
         self.state.page().refresh();
+    }
+
+    /// Whether the program asked for bracketed paste (pasted text is then wrapped for it).
+    pub fn bracketed_paste(&self) -> bool {
+        self.state.bracketed
     }
 
     /// The visible text: rows joined by newlines, trailing blank rows left out.

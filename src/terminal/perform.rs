@@ -150,6 +150,7 @@ impl State {
             match p {
                 [6] => self.page().set_origin(on),
                 [25] => self.hidden = !on,
+                [2004] => self.bracketed = on,
                 [47] if on => self.enter_alternate(),
                 [47] => self.alternate = false,
                 [1049] if on => {

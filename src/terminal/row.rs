@@ -377,6 +377,25 @@ impl Row {
         self.look = look_step(look, self.hash);
     }
 
+    /// Each cell but the second halves of wide glyphs, left to right: its text (`""`: blank) and
+    /// pen.
+    pub fn for_each_cell(&self, mut f: impl FnMut(&str, Pen)) {
+        for (col, cell) in self.cells.iter().enumerate() {
+            if cell.cont() {
+                continue;
+            }
+            let text = if cell.flags & MARKED != 0 {
+                self.marks
+                    .iter()
+                    .find(|(c, _)| usize::from(*c) == col)
+                    .map_or("", |(_, t)| t.as_str())
+            } else {
+                cell.text()
+            };
+            f(text, cell.pen());
+        }
+    }
+
     /// The cells as `Grid::row_cells` gives them.
     pub fn cells<'a>(&'a self, out: &mut Vec<GridCell<'a>>) {
         for (col, cell) in self.cells.iter().enumerate() {
