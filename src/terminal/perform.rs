@@ -28,7 +28,7 @@ impl State {
             base = page.pos;
             let Some(row) = page.row() else { return };
             was_wide = row.cell(base.col).is_some_and(|c| c.wide());
-            row.set(base.col, c, pen);
+            row.set(base.col, c, width == 2, pen);
             page.advance(width);
             self.last_char = Some(c);
         } else {
@@ -77,7 +77,7 @@ impl State {
         }
         let is_wide = row.cell(col).is_some_and(|c| c.wide());
         if was_wide && !is_wide {
-            row.set(col + 1, ' ', pen);
+            row.set(col + 1, ' ', false, pen);
         }
         if !was_wide && is_wide {
             let next_was_wide = row.cell(col + 1).is_some_and(|c| c.wide());

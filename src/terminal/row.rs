@@ -4,7 +4,7 @@
 //! Pure data: `Page` moves rows and calls the cell edits here; nothing else writes a row.
 
 use crate::rules::regions::{CellAttrs, GridCell, colour_bits, look_step};
-use unicode_width::UnicodeWidthStr;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The pen: what a printed or erased cell takes on besides its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -76,6 +76,10 @@ pub(super) struct Row {
     pub look: u64,
     /// Whether a cell changed since `text` was rendered.
     pub dirty: bool,
+    /// Every cell from this column on is a blank with the default pen (an upper bound: what
+    /// is past it is never rendered or erased again). A `usize`: loaded and stored at one width
+    /// on every glyph (a narrower field read wider stalls store forwarding).
+    used: usize,
 }
 
 impl Row {
@@ -87,6 +91,7 @@ impl Row {
             hash: crate::rules::regions::row_hash(""),
             look: 0,
             dirty: true,
+            used: 0,
         }
     }
 
@@ -96,7 +101,13 @@ impl Row {
 
     fn at(&mut self, col: u16) -> Option<&mut Cell> {
         self.dirty = true;
-        self.cells.get_mut(usize::from(col))
+        let cell = self.cells.get_mut(usize::from(col))?;
+        self.used = self.used.max(usize::from(col) + 1);
+        Some(cell)
+    }
+
+    fn cols(&self) -> u16 {
+        u16::try_from(self.cells.len()).unwrap_or(u16::MAX)
     }
 
     fn unmark(&mut self, col: u16) {
@@ -105,16 +116,16 @@ impl Row {
         }
     }
 
-    /// Puts glyph `c` in `col` with `pen` (a fresh cell: no marks, not a continuation).
-    pub fn set(&mut self, col: u16, c: char, pen: Pen) {
+    /// Puts glyph `c` in `col` with `pen` (a fresh cell: no marks, not a continuation); `wide`:
+    /// it takes two columns.
+    pub fn set(&mut self, col: u16, c: char, wide: bool, pen: Pen) {
         self.unmark(col);
         let Some(cell) = self.at(col) else { return };
         let mut utf8 = [0u8; 4];
         let len = c.encode_utf8(&mut utf8).len();
-        let wide = unicode_width::UnicodeWidthChar::width(c).unwrap_or(1) > 1;
         *cell = Cell {
             utf8,
-            len: u8::try_from(len).unwrap_or(0),
+            len: len as u8, // 1..=4
             flags: pen.flags | if wide { WIDE } else { 0 },
             fg: pen.fg,
         };
@@ -165,7 +176,7 @@ impl Row {
     pub fn set_text(&mut self, col: u16, text: &str, pen: Pen) {
         let mut chars = text.chars();
         if let Some(c) = chars.next() {
-            self.set(col, c, pen);
+            self.set(col, c, c.width().unwrap_or(1) > 1, pen);
             chars.for_each(|m| self.append(col, m));
         }
     }
@@ -206,7 +217,13 @@ impl Row {
             fg: pen.fg,
             ..Cell::default()
         };
-        self.cells.fill(blank);
+        if pen == Pen::default() {
+            self.cells[..self.used].fill(blank);
+            self.used = 0;
+        } else {
+            self.cells.fill(blank);
+            self.used = self.cells.len();
+        }
     }
 
     /// Every cell blank with the default pen.
@@ -233,7 +250,7 @@ impl Row {
     /// Erases `start..end` with `pen`, as erasing each column in turn would (only the ends can
     /// cut a wide glyph that reaches outside the range).
     pub fn erase_range(&mut self, start: u16, end: u16, pen: Pen) {
-        let end = end.min(u16::try_from(self.cells.len()).unwrap_or(u16::MAX));
+        let end = end.min(self.cols());
         if start >= end {
             return;
         }
@@ -245,9 +262,23 @@ impl Row {
             fg: pen.fg,
             ..Cell::default()
         };
-        self.cells[usize::from(start)..usize::from(end)].fill(blank);
+        let (start, end) = (usize::from(start), usize::from(end));
+        if pen == Pen::default() {
+            // Past `used` the cells are default blanks already.
+            let used = self.used;
+            if start < used {
+                self.cells[start..end.min(used)].fill(blank);
+            }
+            if end >= used {
+                self.used = self.used.min(start);
+            }
+        } else {
+            self.cells[start..end].fill(blank);
+            self.used = self.used.max(end);
+        }
         if !self.marks.is_empty() {
-            self.marks.retain(|(c, _)| !(start..end).contains(c));
+            self.marks
+                .retain(|(c, _)| !(start..end).contains(&usize::from(*c)));
         }
     }
 
@@ -269,6 +300,7 @@ impl Row {
         if was_cont {
             self.cells[at].flags |= CONT;
         }
+        self.used = (self.used.max(at + 1) + count).min(self.cells.len());
         let cols = self.cells.len();
         self.marks.retain_mut(|(c, _)| {
             if usize::from(*c) >= at {
@@ -314,6 +346,7 @@ impl Row {
         self.dirty = true;
         if cols < self.cells.len() {
             self.cells.truncate(cols);
+            self.used = self.used.min(cols);
             self.marks.retain(|(c, _)| usize::from(*c) < cols);
             self.clear_last_wide();
         } else {
@@ -342,7 +375,7 @@ impl Row {
         // The look: the text's hash, then each run of cells with the same attributes and shape,
         // folded where a run starts.
         let (mut look, mut run) = (0, (vt100::Color::Default, 0));
-        for (col, cell) in self.cells.iter().enumerate() {
+        for (col, cell) in self.cells[..self.used].iter().enumerate() {
             if (cell.fg, cell.flags) != run {
                 run = (cell.fg, cell.flags);
                 let bits = (col as u64) << 40 | colour_bits(cell.fg) << 8 | u64::from(cell.flags);
