@@ -159,7 +159,8 @@ fn baseline<'a>(
         Region::Title | Region::Progress => None,
         r => Some(span(&shot.screen, r)?),
     };
-    let re = rule.spec.primary_re.first()?;
+    // the bare regex: the baseline has no literal check
+    let re = rule.spec.primary_re.first()?.regex();
     Some(move |rows: bool, buf: &mut String| match (region, span) {
         (Region::Title, _) => re.is_match(&shot.title),
         (Region::Progress, _) => re.is_match(&shot.progress),

@@ -4,6 +4,7 @@
 //! A file with any error is rejected whole; every error found is reported, each on one line.
 
 use super::error::{ManifestError, ManifestErrorKind as K};
+use super::pattern::Pattern;
 use super::raw::{OneOrMany, RawManifest, RawRule};
 use super::{HookPolicy, Region, RuleState};
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
@@ -61,14 +62,14 @@ pub struct CompiledRule {
     pub region: Region,
     /// `regex` and `contains` patterns as source text (contains already escaped, `(?i)`).
     pub primary: Vec<String>,
-    /// The same, compiled.
-    pub primary_re: Vec<Regex>,
+    /// The same, compiled (each with its required literals).
+    pub primary_re: Vec<Pattern>,
     /// `all`.
-    pub all: Vec<Regex>,
+    pub all: Vec<Pattern>,
     /// `unless`.
-    pub unless: Vec<Regex>,
+    pub unless: Vec<Pattern>,
     /// `unless_below`.
-    pub unless_below: Vec<Regex>,
+    pub unless_below: Vec<Pattern>,
     /// Higher wins.
     pub priority: i64,
     /// `quiet_ms`.
@@ -231,9 +232,9 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestEr
     let below_src = patterns("unless_below", raw.unless_below, false);
     primary.extend(contains);
 
-    let mut build = |field: &str, list: &[String]| -> Vec<Regex> {
+    let mut build = |field: &str, list: &[String]| -> Vec<Pattern> {
         list.iter()
-            .filter_map(|p| match build_regex(p) {
+            .filter_map(|p| match Pattern::new(p) {
                 Ok(re) => Some(re),
                 Err(e) => {
                     err(field, K::BadRegex(e.to_string()));

@@ -8,11 +8,14 @@ pub mod bundled;
 pub mod compile;
 pub mod composer;
 pub mod error;
+mod literals;
+pub mod pattern;
 pub mod raw;
 
 pub use compile::{CompiledFile, CompiledRule, compile_file};
 pub use composer::{ComposerSpec, Shape};
 pub use error::{ManifestError, ManifestErrorKind};
+pub use pattern::Pattern;
 
 use regex::RegexSet;
 use std::collections::HashMap;

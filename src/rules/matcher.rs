@@ -3,8 +3,12 @@
 //! resolved). Primary patterns are matched per rule, or by one combined `RegexSet` pass per region
 //! (`Strategy::Combined`); both give the same answer and the benches compare them in one run. A
 //! region whose set was over its size limit at load is matched per rule under either strategy.
+//! Per rule, each pattern's required literals are looked for first ([`Pattern::is_match`]): a
+//! region lacking one is not searched by the regex at all.
+//!
+//! [`Pattern::is_match`]: crate::manifest::Pattern::is_match
 
-use super::regions::{Grid, RowBuf, Rows, has_spinner, write_region};
+use super::regions::{Grid, RowBuf, Rows, has_spinner, write_bottom, write_region};
 use crate::manifest::{KindRules, Region, Rule, RuleState};
 use regex::SetMatches;
 use std::time::Instant;
@@ -46,10 +50,10 @@ pub enum Strategy {
 
 impl Strategy {
     /// The strategy the evaluate system uses: per-rule regexes with early exit. With regions
-    /// built lean, a rule that does not fire costs one regex that its literal prefilter
-    /// (memchr/Teddy inside `regex`) usually rejects at once, where a set pass runs an
-    /// overlapping search over the whole region and allocates its matches (`benches/evaluate.rs`
-    /// compares them in one run).
+    /// built lean, a rule that does not fire usually costs a `memmem` scan for a literal its
+    /// pattern needs (found at load, `manifest::pattern`) or the regex's own prefix prefilter,
+    /// where a set pass runs an overlapping search over the whole region and allocates its
+    /// matches (`benches/evaluate.rs` compares them in one run).
     pub const DEFAULT: Strategy = Strategy::PerRule;
 }
 
@@ -111,8 +115,19 @@ struct Texts<'a> {
     regions: &'a mut String,
     spans: &'a mut Vec<Option<(usize, usize)>>,
     sets: &'a mut Vec<Option<SetMatches>>,
-    /// The largest `Bottom(n)` built so far, `(n, region)`: a smaller one is its suffix.
-    bottom: Option<(u8, usize)>,
+    /// The largest `Bottom(n)` built so far: a smaller one is its suffix, a larger one extends it.
+    bottom: Option<Bottom>,
+}
+
+/// A `Bottom(n)` region's text as built in one evaluation.
+#[derive(Debug, Clone, Copy)]
+struct Bottom {
+    /// Its `n`.
+    rows: u8,
+    /// Its text in the region buffer.
+    span: (usize, usize),
+    /// The topmost row it holds (the screen's height if none).
+    top: usize,
 }
 
 impl<'a> Texts<'a> {
@@ -136,17 +151,33 @@ impl<'a> Texts<'a> {
         if let Some(span) = self.spans[region] {
             return span;
         }
-        let which = kind.regions[region];
-        let nested = match (which, self.bottom) {
-            (Region::Bottom(k), Some((n, big))) if k <= n => self.spans[big],
-            _ => None,
-        };
-        let span = match (which, nested) {
-            (Region::Bottom(k), Some((start, end))) => {
-                (start + suffix_start(&self.regions[start..end], k), end)
+        let start = self.regions.len();
+        let span = match (kind.regions[region], self.bottom) {
+            // A smaller bottom region is the suffix of a larger one built already.
+            (Region::Bottom(k), Some(b)) if k <= b.rows => {
+                let (from, end) = b.span;
+                (from + suffix_start(&self.regions[from..end], k), end)
             }
-            _ => {
-                let start = self.regions.len();
+            // A larger one is the rows above a smaller one's top, then that one's text: the
+            // same text and the same rows read as building it afresh, without copying twice.
+            (Region::Bottom(k), Some(b)) => {
+                let top = write_bottom(&mut self.rows, k - b.rows, b.top, self.regions);
+                if self.regions.len() > start && b.span.1 > b.span.0 {
+                    self.regions.push('\n');
+                }
+                self.regions.extend_from_within(b.span.0..b.span.1);
+                let span = (start, self.regions.len());
+                self.bottom = Some(Bottom { rows: k, span, top });
+                span
+            }
+            (Region::Bottom(k), None) => {
+                let end = self.rows.len();
+                let top = write_bottom(&mut self.rows, k, end, self.regions);
+                let span = (start, self.regions.len());
+                self.bottom = Some(Bottom { rows: k, span, top });
+                span
+            }
+            (which, _) => {
                 let look = self.look;
                 write_region(
                     &mut self.rows,
@@ -155,11 +186,6 @@ impl<'a> Texts<'a> {
                     look.progress,
                     self.regions,
                 );
-                if let Region::Bottom(n) = which
-                    && self.bottom.is_none_or(|(m, _)| n > m)
-                {
-                    self.bottom = Some((n, region));
-                }
                 (start, self.regions.len())
             }
         };
@@ -197,7 +223,7 @@ fn turn_print(rule: &Rule, text: &str) -> Option<u64> {
         .spec
         .primary_re
         .iter()
-        .filter_map(|re| re.find_iter(text).last())
+        .filter_map(|re| re.find_last(text))
         .max_by_key(|m| m.end())?;
     // FNV-1a over the bytes that are not whitespace
     let print = hit
@@ -215,16 +241,9 @@ fn suffix_start(text: &str, k: u8) -> usize {
     if k == 0 {
         return text.len();
     }
-    let mut seen = 0;
-    for (i, b) in text.bytes().enumerate().rev() {
-        if b == b'\n' {
-            seen += 1;
-            if seen == k {
-                return i + 1;
-            }
-        }
-    }
-    0
+    memchr::memrchr_iter(b'\n', text.as_bytes())
+        .nth(usize::from(k) - 1)
+        .map_or(0, |i| i + 1)
 }
 
 impl KindRules {
@@ -352,7 +371,7 @@ impl KindRules {
             && let Some(end) = spec
                 .primary_re
                 .iter()
-                .filter_map(|re| re.find_iter(text).last())
+                .filter_map(|re| re.find_last(text))
                 .map(|m| m.end())
                 .max()
         {
@@ -505,6 +524,51 @@ mod tests {
         assert_eq!(winner(&alt, "✳ Thinking", None, false), None);
         let title = kind("[[screen]]\nid='t'\nstate='working'\nregion='title'\nregex='^✳'\n");
         assert_eq!(winner(&title, "", None, false).as_deref(), Some("t"));
+    }
+
+    #[test]
+    fn a_larger_bottom_built_on_a_smaller_is_the_same_text_and_reads() {
+        let small_first = kind(
+            "[[screen]]\nid='s'\nstate='idle'\nregex='nope'\nlines=2\npriority=9\n\
+             [[screen]]\nid='l'\nstate='idle'\nregex='nope'\nlines=5\n",
+        );
+        let alone = kind("[[screen]]\nid='l'\nstate='idle'\nregex='nope'\nlines=5\n");
+        for text in [
+            "a\n\nb\nc\n\n\nd\ne\nf\n\ng",
+            "x\n\ny",
+            "",
+            "1\n2\n3\n4\n5\n6\n7",
+        ] {
+            let p = parser(text, false);
+            let now = Instant::now();
+            let look = Look {
+                screen: p.screen(),
+                title: "",
+                progress: "",
+                changed_at: None,
+                now,
+            };
+            let seen = |c: &Catalog| {
+                let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
+                let mut scratch = Scratch::default();
+                scratch.begin(look.screen);
+                k.evaluate_in(&look, &mut scratch, Strategy::PerRule);
+                let reads: Vec<(usize, u64)> = scratch.rows.reads().collect();
+                let regions = k.explain(&look).regions;
+                (reads, regions.into_iter().find(|(n, _)| n == "bottom:5"))
+            };
+            assert_eq!(seen(&small_first), seen(&alone), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_smaller_bottom_is_the_suffix_of_the_larger() {
+        let text = "a\nbb\nccc";
+        let rows = |k| &text[suffix_start(text, k)..];
+        assert_eq!(
+            [rows(0), rows(1), rows(2), rows(3), rows(9)],
+            ["", "ccc", "bb\nccc", text, text]
+        );
     }
 
     #[test]

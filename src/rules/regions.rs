@@ -130,6 +130,32 @@ fn pick(rows: &mut Rows<'_>, n: u8, order: impl Iterator<Item = usize>, out: &mu
     }
 }
 
+/// Appends the last `n` non-blank rows above row `end` (exclusive), joined by newlines, and
+/// returns the topmost row written (`end` if none): `Bottom(n)` is `write_bottom(rows, n,
+/// rows.len(), out)`, and a larger bottom region continues upwards from a smaller one's top.
+pub fn write_bottom(rows: &mut Rows<'_>, n: u8, end: usize, out: &mut String) -> usize {
+    let end = end.min(rows.len());
+    rows.prefetch(end.saturating_sub(usize::from(n)), end.saturating_sub(1));
+    // Picked bottom-up, written top-down: collect the row numbers first (at most 255).
+    let mut picked = [0u16; 256];
+    let mut count = 0;
+    for r in (0..end).rev() {
+        if count == usize::from(n) {
+            break;
+        }
+        if !rows.blank(r) {
+            picked[count] = u16::try_from(r).unwrap_or(u16::MAX);
+            count += 1;
+        }
+    }
+    join(
+        rows,
+        picked[..count].iter().rev().map(|&r| usize::from(r)),
+        out,
+    );
+    picked[..count].last().map_or(end, |&r| usize::from(r))
+}
+
 /// Appends the text of `region` for this screen to `out`. `title`/`progress` are the pane's OSC
 /// values.
 pub fn write_region(
@@ -142,24 +168,7 @@ pub fn write_region(
     match region {
         Region::Bottom(n) => {
             let len = rows.len();
-            rows.prefetch(len.saturating_sub(usize::from(n)), len.saturating_sub(1));
-            // Picked bottom-up, written top-down: collect the row numbers first (at most 255).
-            let mut picked = [0u16; 256];
-            let mut count = 0;
-            for r in (0..len).rev() {
-                if count == usize::from(n) {
-                    break;
-                }
-                if !rows.blank(r) {
-                    picked[count] = u16::try_from(r).unwrap_or(u16::MAX);
-                    count += 1;
-                }
-            }
-            join(
-                rows,
-                picked[..count].iter().rev().map(|&r| usize::from(r)),
-                out,
-            );
+            write_bottom(rows, n, len, out);
         }
         Region::Top(n) => {
             rows.prefetch(0, usize::from(n).saturating_sub(1));

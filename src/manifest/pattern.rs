@@ -1,0 +1,270 @@
+//! One compiled rule pattern: its regex, and the literals every match of it must contain
+//! ([`super::literals`], found once at load). The matcher checks those literals with prebuilt
+//! `memmem` finders before running the regex: most rules that do not fire are rejected by a
+//! vectorised substring scan instead of a regex search (issue 12: a pattern starting `(?m)^\s*`
+//! gives the regex crate no prefix to skip ahead with, so it walked every row of the region).
+//!
+//! Sound by construction: each set has a member in every string the regex matches, so "no member
+//! present" means "no match" (`tests/prefilter.rs` checks this over every bundled pattern and
+//! recorded screen). A pattern with no required literal is simply always run.
+
+use super::compile::build_regex;
+use super::literals::{Need, required};
+use memchr::memmem::Finder;
+use regex::{Match, Regex};
+
+/// Most occurrences of a literal whose neighbours are checked before the check gives up.
+const MAX_OCCURRENCES: usize = 16;
+
+/// A rule pattern, compiled: the regex and its required literals.
+#[derive(Debug, Clone)]
+pub struct Pattern {
+    regex: Regex,
+    needs: Box<[Check]>,
+}
+
+/// One required set, ready to scan for.
+#[derive(Debug, Clone)]
+struct Check {
+    finders: Box<[Finder<'static>]>,
+    /// A character of these ranges must come right before the literal.
+    before: Option<Box<[(char, char)]>>,
+    /// And one of these right after it.
+    after: Option<Box<[(char, char)]>>,
+}
+
+impl Check {
+    fn new(need: Need) -> Check {
+        Check {
+            finders: need
+                .set
+                .iter()
+                .map(|l| Finder::new(l).into_owned())
+                .collect(),
+            before: need.before.map(Vec::into_boxed_slice),
+            after: need.after.map(Vec::into_boxed_slice),
+        }
+    }
+
+    /// Whether one of the literals occurs in `text` (with its context).
+    fn met(&self, text: &str) -> bool {
+        let hay = text.as_bytes();
+        if self.before.is_none() && self.after.is_none() {
+            return self.finders.iter().any(|f| f.find(hay).is_some());
+        }
+        self.finders.iter().any(|f| {
+            // Every occurrence, overlapping ones too (the one in context may overlap another),
+            // up to a bound: past it the text may hold a match, and the regex decides.
+            let mut from = 0;
+            for _ in 0..MAX_OCCURRENCES {
+                let Some(at) = hay.get(from..).and_then(|h| f.find(h)) else {
+                    return false;
+                };
+                let start = from + at;
+                if self.fits(text, start, start + f.needle().len()) {
+                    return true;
+                }
+                from = start + 1;
+            }
+            true
+        })
+    }
+
+    fn fits(&self, text: &str, start: usize, end: usize) -> bool {
+        let before = text.get(..start).and_then(|t| t.chars().next_back());
+        let after = text.get(end..).and_then(|t| t.chars().next());
+        in_class(self.before.as_deref(), before) && in_class(self.after.as_deref(), after)
+    }
+}
+
+/// Whether `ch` is in `class` (no class: anything is).
+fn in_class(class: Option<&[(char, char)]>, ch: Option<char>) -> bool {
+    let Some(ranges) = class else {
+        return true;
+    };
+    ch.is_some_and(|ch| {
+        let i = ranges.partition_point(|&(_, hi)| hi < ch);
+        ranges.get(i).is_some_and(|&(lo, _)| lo <= ch)
+    })
+}
+
+impl Pattern {
+    /// Compiles `source` as every rule pattern is compiled ([`build_regex`]) and finds its
+    /// required literals.
+    pub fn new(source: &str) -> Result<Pattern, regex::Error> {
+        let regex = build_regex(source)?;
+        let needs = required(source).into_iter().map(Check::new).collect();
+        Ok(Pattern { regex, needs })
+    }
+
+    /// The regex itself (no literal check).
+    pub fn regex(&self) -> &Regex {
+        &self.regex
+    }
+
+    /// The required literals, one `Vec` per set (what the tests look at).
+    pub fn literals(&self) -> Vec<Vec<&[u8]>> {
+        self.needs
+            .iter()
+            .map(|c| c.finders.iter().map(Finder::needle).collect())
+            .collect()
+    }
+
+    /// `false` when `text` lacks a required literal, so the regex cannot match it.
+    pub fn may_match(&self, text: &str) -> bool {
+        self.needs.iter().all(|c| c.met(text))
+    }
+
+    /// Whether the regex matches `text` (checked against the literals first).
+    pub fn is_match(&self, text: &str) -> bool {
+        self.may_match(text) && self.regex.is_match(text)
+    }
+
+    /// The first match in `text`.
+    pub fn find<'t>(&self, text: &'t str) -> Option<Match<'t>> {
+        self.may_match(text)
+            .then(|| self.regex.find(text))
+            .flatten()
+    }
+
+    /// The last of the successive non-overlapping matches in `text`.
+    pub fn find_last<'t>(&self, text: &'t str) -> Option<Match<'t>> {
+        self.may_match(text)
+            .then(|| self.regex.find_iter(text).last())
+            .flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lits(pattern: &str) -> Vec<Vec<String>> {
+        let p = Pattern::new(pattern).expect("compiles");
+        p.literals()
+            .into_iter()
+            .map(|set| {
+                set.into_iter()
+                    .map(|l| String::from_utf8_lossy(l).into_owned())
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn required_literals_of_typical_rules() {
+        // claude's usage-limit banner: no prefix, but `limit` and `⚠` are in every match
+        assert_eq!(
+            lits(r"(?m)^\s*[─━]{8,}\n\s*⚠\s[^\n]*(?-u:\b)limit(?-u:\b)[^\n]*(?i:\besc)"),
+            [vec!["⚠"], vec!["limit"], vec!["─", "━"]],
+            "`⚠` then whitespace first"
+        );
+        assert_eq!(
+            lits("Do you want to (?:proceed|run)"),
+            [vec!["Do you want to "]],
+            "the literal before a branch, not the branches it implies"
+        );
+        assert_eq!(lits("Yes|No"), [vec!["No", "Yes"]]);
+        assert_eq!(
+            lits(r"\d+ (?:shells?|agents?)"),
+            [vec![" agent", " shell"]],
+            "optional parts make exact sets, longer strings holding a shorter one are dropped"
+        );
+        assert_eq!(
+            lits(r"(?:ab\d+|cd\w)"),
+            [vec!["ab", "cd"]],
+            "one of each branch's"
+        );
+        assert_eq!(lits("─{3,}"), [vec!["───"]]);
+    }
+
+    #[test]
+    fn a_literal_next_to_a_class_needs_that_class_there() {
+        let p = Pattern::new(r"\d+ (?:shells?|agents?)").expect("compiles");
+        assert!(!p.may_match("· ← for agents"), "no digit before ` agent`");
+        assert!(p.may_match("2 agents") && p.is_match("2 agents"));
+        let yes = Pattern::new(r"(?m)^[\s│]*1\.\s+Yes").expect("compiles");
+        assert!(!yes.may_match("1. NoYes"), "`Yes` after a letter");
+        assert!(yes.is_match("│ 1.  Yes"));
+    }
+
+    proptest::proptest! {
+        /// Texts made of the pieces the patterns below are made of: the check never says
+        /// "absent" where the regex matches.
+        #[test]
+        fn the_check_is_sound_on_generated_texts(
+            pieces in proptest::collection::vec(0usize..14, 0..24)
+        ) {
+            const PIECES: [&str; 14] = [
+                "1", "a", " ", "agent", "shells", "─", "━", "\n", "٣", "11", "⚠", "limit", "Yes", "│",
+            ];
+            let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            for pattern in [
+                r"\d+ (?:shells?|agents?)",
+                r"(?m)^\s*[─━]{2,}\n\s*⚠\s[^\n]*(?-u:\b)limit",
+                r"(?m)^[\s│]*1\s+Yes",
+                r"\d+11",
+                r"a\d\s?agent\S",
+                r"(?:limit|Yes)+\d",
+            ] {
+                let p = Pattern::new(pattern).expect("compiles");
+                proptest::prop_assert_eq!(p.is_match(&text), p.regex().is_match(&text), "{} on {:?}", pattern, text);
+            }
+        }
+    }
+
+    #[test]
+    fn nothing_required_where_a_match_may_lack_it() {
+        for pattern in [
+            "(?i)esc to interrupt",
+            "a*",
+            "(?:x)?",
+            r"\w+",
+            "foo|.",
+            "",
+            "^$",
+        ] {
+            assert!(lits(pattern).is_empty(), "{pattern}: {:?}", lits(pattern));
+        }
+    }
+
+    #[test]
+    fn the_check_agrees_with_the_regex() {
+        let texts = [
+            "",
+            "limit",
+            "⚠ limit",
+            "Yes",
+            "no",
+            "No",
+            "───",
+            "──",
+            "3 agents",
+            "3 shell",
+            "a\nb",
+            "111",
+            "x11",
+            "٣11",
+        ];
+        for pattern in [
+            "limit",
+            "⚠ limit",
+            "Yes|No",
+            "─{3,}",
+            r"\d+ (?:shells?|agents?)",
+            "(?m)^a$\n^b",
+            "[^\\x00-\\x{10FFFF}]",
+            r"\d+11",
+            r"(?-u:\d)11",
+        ] {
+            let p = Pattern::new(pattern).expect("compiles");
+            for text in texts {
+                let re = p.regex().is_match(text);
+                assert_eq!(p.is_match(text), re, "{pattern} on {text:?}");
+                assert!(!re || p.may_match(text), "{pattern} on {text:?}");
+                assert_eq!(p.find(text), p.regex().find(text));
+                assert_eq!(p.find_last(text), p.regex().find_iter(text).last());
+            }
+        }
+    }
+}
