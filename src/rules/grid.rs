@@ -183,17 +183,12 @@ impl RowBuf {
         self.cursor_read = false;
     }
 
-    /// Renders rows `first..=last` that are not rendered yet, in as few runs as possible (a grid
-    /// with ready rows only lends their hashes).
+    /// Renders rows `first..=last` that are not rendered yet, in as few runs as possible (none,
+    /// for a grid with ready rows).
     pub fn render(&mut self, grid: &dyn Grid, first: usize, last: usize) {
         let last = last.min(self.spans.len().saturating_sub(1));
         if grid.ready_row(0).is_some() {
-            for r in first..=last {
-                let ready = u16::try_from(r).ok().and_then(|r| grid.ready_row(r));
-                if let (Some((_, h)), Some(slot)) = (ready, self.hashes.get_mut(r)) {
-                    *slot = h;
-                }
-            }
+            // Nothing to render: readers borrow the grid's rows (`Rows::get`, `RowBuf::row_in`).
             return;
         }
         let mut r = first;
