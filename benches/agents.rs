@@ -1,6 +1,6 @@
 //! Evaluation per agent over the recorded fixtures' marker screens (issue 12): every
-//! `tests/fixtures/<kind>/<version>/<case>.cast` is played into a vt100 screen, and the screen
-//! (with its title and progress) at each marker is kept. For each agent the bench prints the mean
+//! `tests/fixtures/<kind>/<version>/<case>.cast` is played into lookout's terminal, and the
+//! screen (with its title and progress) at each marker is kept. For each agent the bench prints the mean
 //! evaluation time over its marker screens and the ratio to an in-bench limit baseline: only the
 //! deciding rule's region built lean (its rows rendered in one block) and one regex run over it —
 //! the least any evaluation that reaches the same answer must do. Screens where no rule fires
@@ -13,30 +13,32 @@
 //! `LOOKOUT_BENCH_AGENT=claude` limits the run to one agent.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use lookout::components::Osc;
 use lookout::components::{GridRow, RowGrid, RowsUpdate};
 use lookout::manifest::{Catalog, KindRules, Region};
 use lookout::pty::asciicast::{self, EventKind};
 use lookout::rules::{Grid, Look, Scratch, Strategy};
+use lookout::terminal::Terminal;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// One marker screen of one fixture.
 struct Shot {
-    screen: vt100::Screen,
+    screen: Terminal,
     /// The same screen as an embedder hands it over (issue 12's rows path).
     rows: RowGrid,
     title: String,
     progress: String,
 }
 
-fn rows_of(screen: &vt100::Screen) -> RowGrid {
+fn rows_of(screen: &Terminal) -> RowGrid {
     let (rows, cols) = Grid::size(screen);
+    let mut text = String::new();
+    screen.write_rows(0, rows - 1, &mut text);
     let mut grid = RowGrid::new(rows, cols);
     grid.apply(RowsUpdate {
-        rows: screen
-            .rows(0, cols)
+        rows: text
+            .lines()
             .enumerate()
             .map(|(r, text)| {
                 let row = GridRow {
@@ -46,7 +48,7 @@ fn rows_of(screen: &vt100::Screen) -> RowGrid {
                 (r as u16, row)
             })
             .collect(),
-        cursor: screen.cursor_position(),
+        cursor: screen.cursor(),
         alternate: screen.alternate_screen(),
         ..RowsUpdate::default()
     });
@@ -63,30 +65,23 @@ fn shots(kind: &str) -> Vec<Shot> {
     {
         let file = std::fs::File::open(&f.path).expect("fixture");
         let cast = asciicast::read(std::io::BufReader::new(file)).expect("cast");
-        let rows = std::num::NonZeroU16::new(cast.header.height.max(1)).expect("rows");
-        let cols = std::num::NonZeroU16::new(cast.header.width.max(1)).expect("cols");
-        let mut p = vt100::Parser::new_with_callbacks(rows, cols, 0, Osc::default());
+        let mut p = Terminal::new(cast.header.height, cast.header.width);
         let (mut title, mut progress) = (String::new(), String::new());
         for e in &cast.events {
             match &e.kind {
                 EventKind::Output(data) => {
-                    p.process(data.as_bytes());
-                    let osc = p.callbacks_mut();
-                    if let Some(t) = osc.title.take() {
+                    let (t, g) = p.process(data.as_bytes());
+                    if let Some(t) = t {
                         title = t;
                     }
-                    if let Some(g) = osc.progress.take() {
+                    if let Some(g) = g {
                         progress = g;
                     }
                 }
-                EventKind::Resize { cols, rows } => {
-                    let r = std::num::NonZeroU16::new((*rows).max(1)).expect("rows");
-                    let c = std::num::NonZeroU16::new((*cols).max(1)).expect("cols");
-                    p.screen_mut().set_size(r, c);
-                }
+                EventKind::Resize { cols, rows } => p.resize(*rows, *cols),
                 EventKind::Marker(_) => out.push(Shot {
-                    screen: p.screen().clone(),
-                    rows: rows_of(p.screen()),
+                    screen: p.snapshot(),
+                    rows: rows_of(&p),
                     title: title.clone(),
                     progress: progress.clone(),
                 }),
@@ -112,10 +107,13 @@ fn look_at<'a>(shot: &'a Shot, screen: &'a dyn Grid, now: Instant) -> Look<'a> {
 }
 
 /// The rows `region` spans on this screen (first, last), found once outside the timed loop.
-fn span(screen: &vt100::Screen, region: Region) -> Option<(u16, u16)> {
+fn span(screen: &Terminal, region: Region) -> Option<(u16, u16)> {
     let (rows, _) = screen.size();
-    let rows = rows.get();
-    let text = |r: u16| screen.contents_between(r, 0, r + 1, 0);
+    let text = |r: u16| {
+        let mut t = String::new();
+        screen.write_rows(r, r, &mut t);
+        t
+    };
     let blank = |r: u16| text(r).trim_end().is_empty();
     let nonblank: Vec<u16> = (0..rows).filter(|&r| !blank(r)).collect();
     match region {
@@ -130,7 +128,7 @@ fn span(screen: &vt100::Screen, region: Region) -> Option<(u16, u16)> {
         Region::LastLine => nonblank.last().map(|&r| (r, r)),
         Region::Screen => nonblank.last().map(|&r| (0, r)),
         Region::CursorLine => {
-            let r = screen.cursor_position().0;
+            let r = screen.cursor().0;
             Some((r, r))
         }
         Region::AfterLastRule | Region::PromptBox => {
@@ -163,18 +161,16 @@ fn baseline<'a>(
     };
     // the bare regex: the baseline has no literal check
     let re = rule.spec.primary_re.first()?.regex();
-    let (_, cols) = shot.screen.size();
-    let cols = cols.get();
     Some(move |rows: bool, buf: &mut String| match (region, span) {
         (Region::Title, _) => re.is_match(&shot.title),
         (Region::Progress, _) => re.is_match(&shot.progress),
-        (_, Some((a, b))) if rows => {
-            // The embedder's rows are text already: the region is those rows, copied once.
+        (_, Some((a, b))) => {
+            // Both grids keep rows as text: the region is those rows, copied once.
+            let grid: &dyn Grid = if rows { &shot.rows } else { &shot.screen };
             buf.clear();
-            shot.rows.write_rows(a, b, buf);
+            grid.write_rows(a, b, buf);
             re.is_match(buf)
         }
-        (_, Some((a, b))) => re.is_match(&shot.screen.contents_between(a, 0, b, cols)),
         _ => false,
     })
 }
@@ -222,7 +218,9 @@ fn bench_agents(c: &mut Criterion) {
         let n = 300;
         let mut buf = String::new();
         let mut scratch = Scratch::default();
-        // (evaluation, baseline) µs summed over decided screens: vt100 path, rows path.
+        // (evaluation, baseline) µs summed over decided screens: bytes parsed by lookout's
+        // terminal, rows handed over by an embedder. Both reuse one scratch, as the evaluate
+        // system does.
         let (mut vt, mut rows, mut decided) = ((0.0, 0.0), (0.0, 0.0), 0);
         for s in &shots {
             let winner = kind.evaluate(&look(s, now)).winner;
@@ -230,8 +228,10 @@ fn bench_agents(c: &mut Criterion) {
                 continue;
             };
             decided += 1;
+            let parsed = look(s, now);
             vt.0 += time(n, &mut || {
-                black_box(kind.evaluate(&look(s, now)));
+                scratch.begin(&s.screen);
+                black_box(kind.evaluate_in(&parsed, &mut scratch, Strategy::DEFAULT));
             });
             vt.1 += time(n, &mut || {
                 black_box(f(false, &mut buf));
@@ -254,7 +254,7 @@ fn bench_agents(c: &mut Criterion) {
         all_rows.1 += rows.1;
         let d = decided as f64;
         println!(
-            "FIGURE agents {name}: {decided} of {} marker screens decided; evaluation {:.2} µs, limit baseline {:.2} µs, ratio {:.2}×; rows path: evaluation {:.2} µs, limit baseline {:.2} µs, ratio {:.2}×",
+            "FIGURE agents {name}: {decided} of {} marker screens decided; terminal path: evaluation {:.2} µs, limit baseline {:.2} µs, ratio {:.2}×; rows path: evaluation {:.2} µs, limit baseline {:.2} µs, ratio {:.2}×",
             shots.len(),
             vt.0 / d,
             vt.1 / d,
@@ -266,7 +266,7 @@ fn bench_agents(c: &mut Criterion) {
     }
     if all_base > 0.0 {
         println!(
-            "FIGURE agents all: evaluation/limit baseline {:.2}× (time-weighted over every decided screen); rows path {:.2}×",
+            "FIGURE agents all: evaluation/limit baseline, terminal path {:.2}×, rows path {:.2}× (time-weighted over every decided screen)",
             all_eval / all_base,
             all_rows.0 / all_rows.1
         );

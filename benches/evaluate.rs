@@ -10,14 +10,13 @@ use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use lookout::manifest::Catalog;
 use lookout::rules::regions::{RowBuf, Rows, region_text};
 use lookout::rules::{Look, Strategy};
+use lookout::terminal::Terminal;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-fn parser(text: &str) -> vt100::Parser {
-    let rows = std::num::NonZeroU16::new(50).expect("rows");
-    let cols = std::num::NonZeroU16::new(200).expect("cols");
-    let mut p = vt100::Parser::new(rows, cols, 0);
-    p.process(text.as_bytes());
+fn parser(text: &str) -> Terminal {
+    let mut p = Terminal::new(50, 200);
+    let _ = p.process(text.as_bytes());
     p
 }
 
@@ -35,11 +34,11 @@ fn bench_evaluate(c: &mut Criterion) {
     for state in ["working", "blocked", "idle"] {
         let mut p = parser(&screens::claude_screen(50, 200, 3, state));
         if state == "working" {
-            p.process(screens::spinner_update(50, 4).as_bytes());
+            let _ = p.process(screens::spinner_update(50, 4).as_bytes());
         }
         let now = Instant::now();
         let look = Look {
-            screen: p.screen(),
+            screen: &p,
             title: "✳ Claude Code",
             progress: "",
             changed_at: Some(now),
@@ -55,7 +54,7 @@ fn bench_evaluate(c: &mut Criterion) {
         let texts: Vec<String> = {
             let mut buf = RowBuf::default();
             buf.begin(50);
-            let mut rows = Rows::new(p.screen(), &mut buf);
+            let mut rows = Rows::new(&p, &mut buf);
             kind.regions
                 .iter()
                 .map(|r| region_text(&mut rows, *r, look.title, ""))

@@ -1,7 +1,8 @@
 //! Memory per pane on both input paths (issue 12), counted by an instrumented global allocator:
 //! the bytes a world holds per open pane once its screen is drawn and evaluated, and how much of
-//! that is the vt100 grid (a bare `vt100::Parser` of the same size with the same screen). Printed,
-//! never asserted; no timing here, so criterion is not used.
+//! that is the terminal's grid (a bare `terminal::Terminal` of the same size with the same screen;
+//! a bare vt100 grid, the terminal lookout used before, is printed next to it). Printed, never
+//! asserted; no timing here, so criterion is not used.
 
 #[allow(dead_code, reason = "the tick bench uses the rest")]
 #[path = "support/screens.rs"]
@@ -10,6 +11,7 @@ mod screens;
 use lookout::components::{GridRow, RowsUpdate};
 use lookout::manifest::Catalog;
 use lookout::resources::{Clock, EventOutbox};
+use lookout::terminal::Terminal;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::alloc::System;
 use std::sync::Arc;
@@ -88,8 +90,24 @@ fn per_pane(as_rows: bool) -> f64 {
     bytes
 }
 
-/// Bytes one bare vt100 grid of the same size holds with the same screen.
+/// Bytes one bare terminal of the same size holds with the same screen.
 fn grid_alone() -> f64 {
+    let screen = screens::claude_screen(ROWS, COLS, 3, "working");
+    let region = Region::new(GLOBAL);
+    let terminals: Vec<Terminal> = (0..PANES)
+        .map(|_| {
+            let mut t = Terminal::new(ROWS as u16, COLS as u16);
+            let _ = t.process(screen.as_bytes());
+            t
+        })
+        .collect();
+    let bytes = held(&region);
+    drop(terminals);
+    bytes
+}
+
+/// Bytes one bare vt100 grid of the same size holds with the same screen.
+fn vt100_alone() -> f64 {
     let screen = screens::claude_screen(ROWS, COLS, 3, "working");
     let region = Region::new(GLOBAL);
     let parsers: Vec<vt100::Parser> = (0..PANES)
@@ -114,13 +132,15 @@ fn main() {
         return;
     }
     let grid = grid_alone();
+    let vt100 = vt100_alone();
     let vt = per_pane(false);
     let rows = per_pane(true);
     println!(
-        "FIGURE memory vt100 path: {:.1} KB/pane ({ROWS}x{COLS}; vt100 grid {:.1} KB, lookout beyond the grid {:.2} KB)",
+        "FIGURE memory terminal path: {:.1} KB/pane ({ROWS}x{COLS}; terminal grid {:.1} KB, lookout beyond the grid {:.2} KB; a vt100 grid was {:.1} KB)",
         vt / 1024.0,
         grid / 1024.0,
-        (vt - grid) / 1024.0
+        (vt - grid) / 1024.0,
+        vt100 / 1024.0
     );
     println!(
         "FIGURE memory rows path: {:.2} KB/pane in total ({ROWS}x{COLS}, the claude working screen)",

@@ -18,6 +18,7 @@ pub mod schedule;
 pub mod server;
 pub mod sources;
 pub mod systems;
+pub mod terminal;
 
 pub use schedule::{DetectionSystems, Tick, build_schedule};
 

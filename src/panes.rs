@@ -300,6 +300,7 @@ fn spawn_pane(
                 ScreenVerdict::default(),
                 Wake::default(),
                 RowsSeen::default(),
+                ComposerSeen::default(),
                 Glimpse::default(),
                 Drift::default(),
                 Composer::default(),

@@ -50,7 +50,17 @@ pub fn claude_screen(rows: usize, cols: usize, frame: usize, state: &str) -> Str
         lines.push(transcript[i % transcript.len()].to_owned());
     }
     lines.extend(tail);
-    format!("\x1b[2J\x1b[H{}", lines.join("\r\n"))
+    // Like Claude Code, the cursor is parked in the input box after every draw (but a dialog's).
+    let park = match state {
+        "blocked" => String::new(),
+        _ => park(rows),
+    };
+    format!("\x1b[2J\x1b[H{}{park}", lines.join("\r\n"))
+}
+
+/// Where Claude Code parks the cursor after a draw: in its input box, after `> `.
+fn park(rows: usize) -> String {
+    format!("\x1b[{};3H", rows.saturating_sub(2))
 }
 
 /// The bytes a working pane writes for one spinner frame: redraw the status line only.
@@ -62,5 +72,5 @@ pub fn spinner_update(rows: usize, frame: usize) -> String {
         frame / 2,
         frame % 9,
         frame % 7
-    )
+    ) + &park(rows)
 }

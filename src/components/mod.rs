@@ -5,7 +5,7 @@
 //! | component       | written by (stage)                         | read by                                  |
 //! |-----------------|--------------------------------------------|------------------------------------------|
 //! | `PaneId`        | spawn                                      | every stage, the embedder                |
-//! | `Screen` (vt100 or embedder rows) | `ingest_output` (Ingest) | `evaluate_rules`, explain            |
+//! | `Screen` (terminal or embedder rows) | `ingest_output` (Ingest) | `evaluate_rules`, explain         |
 //! | `Title`         | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Progress`      | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Glimpse`       | `ingest_output` (Ingest)                   | `resolve_priority`                       |
@@ -17,6 +17,7 @@
 //! | `LastTurn`      | `evaluate_rules` (Evaluate)                | `resolve_priority`                       |
 //! | `Drift`         | `evaluate_rules` (Evaluate)                | the embedder (status, explain)           |
 //! | `Composer`      | `read_composer` (Transition, last)         | the embedder (pane states, `pane.send`)  |
+//! | `ComposerSeen`  | `read_composer` (Transition, last)         | `read_composer`                          |
 //! | `Verdict`       | `resolve_priority` (Resolve)               | `apply_transitions`                      |
 //! | `Lifecycle`, `Attention`, `Labels`, `Settling` | `apply_transitions` (Transition) | `emit_events`, the embedder |
 
@@ -51,7 +52,7 @@ pub use lifecycle::{Lifecycle, LifecycleState, Settling};
 pub use pane_id::PaneId;
 pub use progress::Progress;
 pub use row_grid::{AttrRun, GridRow, RowGrid, RowsUpdate};
-pub use rows_seen::RowsSeen;
+pub use rows_seen::{ComposerSeen, RowsSeen};
 pub use screen::{MAX_COLS, MAX_ROWS, MAX_TOTAL_CELLS, Osc, Screen, SizeError, check_size};
 pub use title::Title;
 pub use verdict::{Decision, HookClaim, HookEvidence, LabelSet, ScreenVerdict, Verdict, Wake};

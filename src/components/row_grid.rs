@@ -7,7 +7,7 @@
 //!
 //! Pure data; `Screen` holds one and `ingest_output` applies the updates.
 
-use crate::rules::regions::{CellAttrs, Grid, GridCell};
+use crate::rules::regions::{CellAttrs, Grid, GridCell, colour_bits, look_step, row_hash};
 use unicode_width::UnicodeWidthChar;
 
 /// Attributes over a run of columns (`start..end`); columns outside every run are plain.
@@ -52,6 +52,9 @@ pub struct RowsUpdate {
 pub struct RowGrid {
     rows: Vec<GridRow>,
     cols: u16,
+    /// Each row's hashes: of its text, trailing blanks trimmed (`Grid::ready_row`), and of its
+    /// text and attribute runs (`Grid::look_hash`).
+    hashes: Vec<(u64, u64)>,
     cursor: (u16, u16),
     alternate: bool,
 }
@@ -61,6 +64,7 @@ impl RowGrid {
     pub fn new(rows: u16, cols: u16) -> Self {
         RowGrid {
             rows: vec![GridRow::default(); usize::from(rows)],
+            hashes: vec![hashes(&GridRow::default()); usize::from(rows)],
             cols,
             cursor: (0, 0),
             alternate: false,
@@ -69,10 +73,17 @@ impl RowGrid {
 
     /// Applies an update; rows past the screen are ignored, the cursor is kept inside it.
     pub fn apply(&mut self, update: RowsUpdate) {
-        for (r, row) in update.rows {
-            if let Some(slot) = self.rows.get_mut(usize::from(r)) {
-                *slot = row;
+        for (r, mut row) in update.rows {
+            let r = usize::from(r);
+            let (Some(slot), Some(hash)) = (self.rows.get_mut(r), self.hashes.get_mut(r)) else {
+                continue;
+            };
+            // A row never holds a newline: one sent by the embedder would split it.
+            if row.text.contains('\n') {
+                row.text = row.text.replace('\n', " ").into();
             }
+            *hash = hashes(&row);
+            *slot = row;
         }
         let last = |n: usize| u16::try_from(n.saturating_sub(1)).unwrap_or(u16::MAX);
         self.cursor = (
@@ -85,6 +96,8 @@ impl RowGrid {
     /// Resizes: rows past the new height go, new rows are blank (the embedder sends them next).
     pub fn resize(&mut self, rows: u16, cols: u16) {
         self.rows.resize(usize::from(rows), GridRow::default());
+        self.hashes
+            .resize(usize::from(rows), hashes(&GridRow::default()));
         self.cols = cols;
     }
 
@@ -110,7 +123,18 @@ impl RowGrid {
                 .iter()
                 .map(|r| r.text.len() + std::mem::size_of_val(&*r.runs))
                 .sum::<usize>()
+            + self.hashes.capacity() * std::mem::size_of::<(u64, u64)>()
     }
+}
+
+/// A row's text hash and look hash (text and attribute runs).
+fn hashes(row: &GridRow) -> (u64, u64) {
+    let text = row_hash(row.text.trim_end());
+    let look = row.runs.iter().fold(text, |h, run| {
+        let span = u64::from(run.start) << 48 | u64::from(run.end) << 32;
+        look_step(h, span | colour_bits(run.fg) << 1 | u64::from(run.dim))
+    });
+    (text, look)
 }
 
 impl Grid for RowGrid {
@@ -128,18 +152,22 @@ impl Grid for RowGrid {
             .skip(usize::from(first))
             .take(usize::from(last.saturating_sub(first)) + 1)
         {
-            // A row never holds a newline: one sent by the embedder would split it.
-            if row.text.contains('\n') {
-                out.push_str(&row.text.replace('\n', " "));
-            } else {
-                out.push_str(&row.text);
-            }
+            out.push_str(&row.text);
             out.push('\n');
         }
     }
 
     fn cursor(&self) -> (u16, u16) {
         self.cursor
+    }
+
+    fn ready_row(&self, row: u16) -> Option<(&str, u64)> {
+        let r = usize::from(row);
+        Some((self.rows.get(r)?.text.trim_end(), self.hashes.get(r)?.0))
+    }
+
+    fn look_hash(&self, row: u16) -> Option<u64> {
+        Some(self.hashes.get(usize::from(row))?.1)
     }
 
     fn alternate_screen(&self) -> bool {

@@ -12,19 +12,69 @@ use crate::rules::regions::RowBuf;
 use bevy_ecs::component::Component;
 use std::time::Instant;
 
-/// The rows an evaluation read and when they last changed. Kept small (it is per pane): the read
-/// rows as runs of neighbours (a rule reads a few blocks) and one digest of their hashes.
-#[derive(Component, Debug, Default)]
-pub struct RowsSeen {
-    /// `(first, last)` of each run of rows the last evaluation read, top down; empty before the
-    /// first.
+/// What a reader of a screen read, folded small (it is per pane): the rows as runs of
+/// neighbours (a reader reads a few blocks) with one digest of their hashes, and the screen
+/// facts it depends on. If none of these changed, the reader would read the same again.
+#[derive(Debug, Default)]
+pub struct Reads {
+    /// `(first, last)` of each run of rows read, top down; empty before the first read.
     runs: Vec<(u16, u16)>,
     /// The hashes of those rows, folded in row order.
     digest: u64,
-    /// The cursor, if the last evaluation read the cursor's row.
+    /// The cursor, if the reader read it.
     cursor: Option<(u16, u16)>,
+    hidden: bool,
     alternate: bool,
     size: (u16, u16),
+}
+
+impl Reads {
+    /// Whether `grid` still shows what was read, each row's hash taken by `hash` (which may
+    /// render the row).
+    fn same(&self, grid: &dyn Grid, mut hash: impl FnMut(usize) -> u64) -> bool {
+        if self.runs.is_empty()
+            || self.size != grid.size()
+            || self.alternate != grid.alternate_screen()
+            || self.hidden != grid.cursor_hidden()
+            || self.cursor.is_some_and(|c| c != grid.cursor())
+        {
+            return false;
+        }
+        let rows = self
+            .runs
+            .iter()
+            .flat_map(|&(a, b)| usize::from(a)..=usize::from(b));
+        digest(rows.map(&mut hash)) == self.digest
+    }
+
+    /// Remembers a read of `grid`: the rows read with their hashes, top down, and whether the
+    /// cursor was read.
+    fn record(
+        &mut self,
+        grid: &dyn Grid,
+        rows: impl Iterator<Item = (usize, u64)> + Clone,
+        cursor: bool,
+    ) {
+        self.runs.clear();
+        for (r, _) in rows.clone() {
+            let Ok(r) = u16::try_from(r) else { break };
+            match self.runs.last_mut() {
+                Some((_, last)) if *last + 1 == r => *last = r,
+                _ => self.runs.push((r, r)),
+            }
+        }
+        self.digest = digest(rows.map(|(_, h)| h));
+        self.cursor = cursor.then(|| grid.cursor());
+        self.hidden = grid.cursor_hidden();
+        self.alternate = grid.alternate_screen();
+        self.size = grid.size();
+    }
+}
+
+/// The rows an evaluation read and when they last changed.
+#[derive(Component, Debug, Default)]
+pub struct RowsSeen {
+    reads: Reads,
     /// When a row the evaluation reads last changed (`None` until the screen has been read).
     pub changed_at: Option<Instant>,
 }
@@ -33,42 +83,59 @@ impl RowsSeen {
     /// Whether `grid` still shows what the last evaluation read, rendering those rows into `buf`
     /// (started for `grid`; the evaluation that may follow reuses them).
     pub fn same(&self, grid: &dyn Grid, buf: &mut RowBuf) -> bool {
-        if self.runs.is_empty()
-            || self.size != grid.size()
-            || self.alternate != grid.alternate_screen()
-            || self.cursor.is_some_and(|c| c != grid.cursor())
-        {
-            return false;
-        }
-        for &(first, last) in &self.runs {
-            buf.render(grid, usize::from(first), usize::from(last));
-        }
-        let rows = self
-            .runs
-            .iter()
-            .flat_map(|&(a, b)| usize::from(a)..=usize::from(b));
-        digest(rows.map(|r| buf.hash(r))) == self.digest
+        self.reads.same(grid, |r| {
+            match u16::try_from(r).ok().and_then(|r| grid.ready_row(r)) {
+                Some((_, hash)) => hash,
+                None => {
+                    buf.render(grid, r, r);
+                    buf.hash(r)
+                }
+            }
+        })
     }
 
     /// Remembers what the evaluation that just ran on `grid` read.
     pub fn record(&mut self, grid: &dyn Grid, buf: &RowBuf) {
-        self.runs.clear();
-        for (r, _) in buf.reads() {
-            let Ok(r) = u16::try_from(r) else { break };
-            match self.runs.last_mut() {
-                Some((_, last)) if *last + 1 == r => *last = r,
-                _ => self.runs.push((r, r)),
-            }
-        }
-        self.digest = digest(buf.reads().map(|(_, h)| h));
-        self.cursor = buf.cursor_read().then(|| grid.cursor());
-        self.alternate = grid.alternate_screen();
-        self.size = grid.size();
+        self.reads.record(grid, buf.reads(), buf.cursor_read());
     }
 
     /// Forgets what was read: the next look counts as a change.
     pub fn forget(&mut self) {
-        self.runs.clear();
+        self.reads.runs.clear();
+    }
+}
+
+/// The rows the last composer read looked at, by their look (text and attributes: a ghost
+/// suggestion accepted turns dim text into typed text without changing a letter). Written and
+/// read by `read_composer` only: a screen change that left those rows, the cursor and the modes
+/// alone does not read the composer again (issue 12: a spinner redraw above the input box).
+#[derive(Component, Debug, Default)]
+pub struct ComposerSeen(Reads);
+
+impl ComposerSeen {
+    /// Whether `grid` still looks as the last read saw it (never, on a grid without look hashes).
+    pub fn same(&self, grid: &dyn Grid) -> bool {
+        let mut ready = true;
+        let same = self.0.same(grid, |r| {
+            let hash = u16::try_from(r).ok().and_then(|r| grid.look_hash(r));
+            ready &= hash.is_some();
+            hash.unwrap_or(0)
+        });
+        same && ready
+    }
+
+    /// Remembers the rows a read of `grid` looked at (marked read in `buf`).
+    pub fn record(&mut self, grid: &dyn Grid, buf: &RowBuf) {
+        let looks = buf.reads().map(|(r, _)| {
+            let hash = u16::try_from(r).ok().and_then(|r| grid.look_hash(r));
+            (r, hash.unwrap_or(0))
+        });
+        self.0.record(grid, looks, true);
+    }
+
+    /// Forgets what was read: the next change reads the composer.
+    pub fn forget(&mut self) {
+        self.0.runs.clear();
     }
 }
 

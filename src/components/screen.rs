@@ -1,17 +1,19 @@
-//! `Screen`: the pane's headless terminal (a `vt100` parser, no scrollback). Written by
+//! `Screen`: the pane's headless terminal (lookout's own `terminal::Terminal`, no scrollback). Written by
 //! `ingest_output` only; when its rows last changed is `RowsSeen`'s fact. `Osc` collects the title and OSC 9;4 progress the
 //! parser sees so that ingest can move them into `Title`/`Progress`.
 //!
-//! The size bounds live here too (§11, issue 13): vt100 allocates every cell up front (~32 bytes
-//! each, twice once the alternate screen is used), so a hostile `rows × cols` would abort the
-//! process. [`check_size`] is the one check the wire, the recordings and the embedder API share.
+//! The size bounds live here too (§11, issue 13): the terminal allocates every cell up front (10
+//! bytes each, twice once the alternate screen is used), so a hostile `rows × cols` would abort
+//! the process. [`check_size`] is the one check the wire, the recordings and the embedder API share.
 
 use super::row_grid::{RowGrid, RowsUpdate};
 use crate::rules::Grid;
+use crate::terminal::Terminal;
 use bevy_ecs::component::Component;
 use std::num::NonZeroU16;
 
-/// Catches the OSC sequences the rules read: window title (0/2) and progress (9;4).
+/// Catches the OSC sequences the rules read — window title (0/2) and progress (9;4) — for a
+/// `vt100::Parser` (the reference terminal of the tests and benches).
 #[derive(Debug, Default)]
 pub struct Osc {
     /// A title set since the last drain.
@@ -41,8 +43,8 @@ impl vt100::Callbacks for Osc {
 pub const MAX_ROWS: u16 = 500;
 /// The most columns a pane's screen may have.
 pub const MAX_COLS: u16 = 1000;
-/// The most cells all screens of one world may hold together (~256 MiB of vt100 cells, 512 MiB
-/// with every alternate screen in use): past it new panes and growing resizes are refused.
+/// The most cells all screens of one world may hold together (~80 MiB of cells, 160 MiB with
+/// every alternate screen in use): past it new panes and growing resizes are refused.
 pub const MAX_TOTAL_CELLS: u64 = 8 << 20;
 
 /// Why a screen size was refused.
@@ -98,8 +100,8 @@ pub struct Screen {
 }
 
 enum Term {
-    /// PTY bytes through vt100 (boxed: the grid is large, the enum stays small).
-    Vt(Box<vt100::Parser<Osc>>),
+    /// PTY bytes through lookout's terminal (boxed: the grid is large, the enum stays small).
+    Vt(Box<Terminal>),
     /// Rows from the embedder.
     Rows(RowGrid),
 }
@@ -111,12 +113,7 @@ impl Screen {
     pub fn new(rows: u16, cols: u16) -> Self {
         let (rows, cols) = clamp(rows, cols);
         Screen {
-            term: Term::Vt(Box::new(vt100::Parser::new_with_callbacks(
-                rows,
-                cols,
-                0,
-                Osc::default(),
-            ))),
+            term: Term::Vt(Box::new(Terminal::new(rows.get(), cols.get()))),
         }
     }
 
@@ -133,11 +130,7 @@ impl Screen {
     /// ignores bytes.
     pub fn process(&mut self, bytes: &[u8]) -> (Option<String>, Option<String>) {
         match &mut self.term {
-            Term::Vt(p) => {
-                p.process(bytes);
-                let osc = p.callbacks_mut();
-                (osc.title.take(), osc.progress.take())
-            }
+            Term::Vt(t) => t.process(bytes),
             Term::Rows(_) => (None, None),
         }
     }
@@ -159,23 +152,15 @@ impl Screen {
     pub fn resize(&mut self, rows: u16, cols: u16) {
         let (rows, cols) = clamp(rows, cols);
         match &mut self.term {
-            Term::Vt(p) => p.screen_mut().set_size(rows, cols),
+            Term::Vt(t) => t.resize(rows.get(), cols.get()),
             Term::Rows(g) => g.resize(rows.get(), cols.get()),
-        }
-    }
-
-    /// The vt100 terminal, when lookout parses this pane's bytes itself.
-    pub fn vt100(&self) -> Option<&vt100::Screen> {
-        match &self.term {
-            Term::Vt(p) => Some(p.screen()),
-            Term::Rows(_) => None,
         }
     }
 
     /// The screen as the matcher (and any reader of cells: text, dim, colour, cursor) reads it.
     pub fn grid(&self) -> &dyn Grid {
         match &self.term {
-            Term::Vt(p) => p.screen(),
+            Term::Vt(t) => &**t,
             Term::Rows(g) => g,
         }
     }
@@ -183,7 +168,7 @@ impl Screen {
     /// The visible text, rows joined by newlines (for explain, replay and tests).
     pub fn text(&self) -> String {
         match &self.term {
-            Term::Vt(p) => p.screen().contents(),
+            Term::Vt(t) => t.text(),
             Term::Rows(g) => g.text(),
         }
     }

@@ -1,11 +1,12 @@
 //! Answers to the terminal queries programs send at start-up, for headless runs where no real terminal
 //! is there to answer (many CLIs wait, or misdetect colours, until one does).
 //!
-//! Keeps its own vt100 screen of the child's output so the cursor-position report is the true position
+//! Keeps its own terminal (`terminal::Terminal`) of the child's output so the cursor-position report is the true position
 //! at the moment of the query. A pure function of the output bytes: no I/O, no clock.
 
 use crate::pty::terminal::WindowSize;
-use std::num::NonZeroU16;
+use crate::rules::Grid;
+use crate::terminal::Terminal;
 
 /// Queries longer than this are not ones we answer; stop collecting so garbage cannot grow memory.
 const MAX_SEQUENCE: usize = 64;
@@ -23,12 +24,8 @@ enum Scan {
 
 /// Watches a child's output and produces the replies a terminal would send back.
 pub struct QueryResponder {
-    screen: vt100::Parser,
+    screen: Terminal,
     scan: Scan,
-}
-
-fn nonzero(n: u16) -> NonZeroU16 {
-    NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN)
 }
 
 impl QueryResponder {
@@ -36,14 +33,14 @@ impl QueryResponder {
     pub fn new(size: WindowSize) -> Self {
         // No scrollback: only the cursor position is ever read.
         QueryResponder {
-            screen: vt100::Parser::new(nonzero(size.rows), nonzero(size.cols), 0),
+            screen: Terminal::new(size.rows, size.cols),
             scan: Scan::Ground,
         }
     }
 
     /// Follows a resize of the child's terminal.
     pub fn resize(&mut self, size: WindowSize) {
-        self.screen.set_size(nonzero(size.rows), nonzero(size.cols));
+        self.screen.resize(size.rows, size.cols);
     }
 
     /// Reads one chunk of the child's output; returns the bytes to type back, in query order.
@@ -53,12 +50,12 @@ impl QueryResponder {
         for (i, &byte) in bytes.iter().enumerate() {
             if let Some(query) = self.step(byte) {
                 // Bring the screen up to the query so a cursor report sees everything before it.
-                self.screen.process(&bytes[processed..=i]);
+                let _ = self.screen.process(&bytes[processed..=i]);
                 processed = i + 1;
                 replies.extend(self.answer(&query));
             }
         }
-        self.screen.process(&bytes[processed..]);
+        let _ = self.screen.process(&bytes[processed..]);
         replies
     }
 
@@ -107,7 +104,7 @@ impl QueryResponder {
                 (b"" | b"0", b'c') => b"\x1b[?62;22c".to_vec(),
                 (b"5", b'n') => b"\x1b[0n".to_vec(),
                 (b"6", b'n') => {
-                    let (row, col) = self.screen.screen().cursor_position();
+                    let (row, col) = self.screen.cursor();
                     format!("\x1b[{};{}R", row + 1, col + 1).into_bytes()
                 }
                 (b">" | b">0", b'q') => {

@@ -68,7 +68,8 @@ impl<'s, 'b> Cells<'s, 'b> {
     fn line(&mut self, r: u16) -> Cow<'_, str> {
         let r = usize::from(r);
         self.text.render(self.screen, r, r);
-        match self.text.row(r) {
+        self.text.mark_read(r);
+        match self.text.row_in(self.screen, r) {
             t if t.contains('\u{200b}') => {
                 Cow::Owned(t.replace('\u{200b}', "").trim_end().to_owned())
             }
@@ -77,6 +78,7 @@ impl<'s, 'b> Cells<'s, 'b> {
     }
 
     fn row(&mut self, r: u16) -> &[Cell<'s>] {
+        self.text.mark_read(usize::from(r));
         let (screen, cells) = (self.screen, &mut self.cells);
         match self.rows.get_mut(usize::from(r)) {
             Some(slot) => slot.get_or_insert_with(|| read_row(screen, r, cells)),
@@ -213,12 +215,14 @@ pub fn read(screen: &dyn Grid, spec: &ComposerSpec) -> ComposerView {
     read_with(screen, spec, &mut RowBuf::default())
 }
 
-/// [`read`], rendering rows into `text` (reused from one read to the next).
+/// [`read`], rendering rows into `text` (reused from one read to the next). The rows the read
+/// looked at are left marked read in `text`; the read is a function of them, the cursor, the
+/// hidden-cursor and alternate-screen flags and the size (`components::ComposerSeen`).
 pub fn read_with(screen: &dyn Grid, spec: &ComposerSpec, text: &mut RowBuf) -> ComposerView {
+    let mut grid = Cells::new(screen, text);
     if screen.alternate_screen() && !spec.alternate_screen {
         return ComposerView::UNKNOWN;
     }
-    let mut grid = Cells::new(screen, text);
     let (row, col) = screen.cursor();
     if row >= grid.len() {
         return ComposerView::UNKNOWN;

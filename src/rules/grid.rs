@@ -45,6 +45,19 @@ pub trait Grid {
     fn cursor_hidden(&self) -> bool {
         false
     }
+    /// Row `row`'s text (trailing whitespace trimmed) and its [`hash`], when the grid keeps its
+    /// rows rendered: then reading a row is a borrow and nothing is rendered into a [`RowBuf`].
+    /// `None` (the default): render through [`Grid::write_rows`].
+    fn ready_row(&self, row: u16) -> Option<(&str, u64)> {
+        let _ = row;
+        None
+    }
+    /// A hash of row `row`'s look — its text and every cell attribute [`Grid::row_cells`]
+    /// gives — when the grid keeps one (readers of attributes use it to tell a row unchanged).
+    fn look_hash(&self, row: u16) -> Option<u64> {
+        let _ = row;
+        None
+    }
 }
 
 impl Grid for vt100::Screen {
@@ -170,9 +183,14 @@ impl RowBuf {
         self.cursor_read = false;
     }
 
-    /// Renders rows `first..=last` that are not rendered yet, in as few runs as possible.
+    /// Renders rows `first..=last` that are not rendered yet, in as few runs as possible (none,
+    /// for a grid with ready rows).
     pub fn render(&mut self, grid: &dyn Grid, first: usize, last: usize) {
         let last = last.min(self.spans.len().saturating_sub(1));
+        if grid.ready_row(0).is_some() {
+            // Nothing to render: readers borrow the grid's rows (`Rows::get`, `RowBuf::row_in`).
+            return;
+        }
         let mut r = first;
         while r <= last && r < self.spans.len() {
             if self.spans[r].start != NONE {
@@ -219,13 +237,36 @@ impl RowBuf {
         }
     }
 
+    /// Row `r` of `grid` as text, trailing whitespace trimmed: the grid's ready row, or the row
+    /// as rendered here (`""` if not rendered or out of range).
+    pub fn row_in<'a>(&'a self, grid: &'a dyn Grid, r: usize) -> &'a str {
+        match u16::try_from(r).ok().and_then(|r| grid.ready_row(r)) {
+            Some((text, _)) => text,
+            None => self.row(r),
+        }
+    }
+
     /// Row `r`'s hash, 0 if it was not rendered.
     pub fn hash(&self, r: usize) -> u64 {
         self.hashes.get(r).copied().unwrap_or(0)
     }
 
+    /// Records that row `r` was read (its hash as rendered, if it was).
+    pub fn mark_read(&mut self, r: usize) {
+        if let Some(read) = self.read.get_mut(r) {
+            *read = true;
+        }
+    }
+
+    /// Records that row `r` was read, with its hash (a grid's ready row).
+    pub(super) fn read_ready(&mut self, r: usize, hash: u64) {
+        if let (Some(read), Some(h)) = (self.read.get_mut(r), self.hashes.get_mut(r)) {
+            (*read, *h) = (true, hash);
+        }
+    }
+
     /// The rows read since the last reset, with their hashes.
-    pub fn reads(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+    pub fn reads(&self) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
         self.read
             .iter()
             .enumerate()
@@ -239,8 +280,24 @@ impl RowBuf {
     }
 }
 
+/// Folds `bits` into a look hash (`Grid::look_hash`).
+pub(crate) fn look_step(h: u64, bits: u64) -> u64 {
+    (h.rotate_left(5) ^ bits).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95)
+}
+
+/// A colour as bits for a look hash (distinct for every colour).
+pub(crate) fn colour_bits(c: vt100::Color) -> u64 {
+    match c {
+        vt100::Color::Default => 0,
+        vt100::Color::Idx(i) => 0x100 | u64::from(i),
+        vt100::Color::Rgb(r, g, b) => {
+            0x0100_0000 | u64::from(r) << 16 | u64::from(g) << 8 | u64::from(b)
+        }
+    }
+}
+
 /// A row's hash (FxHash-style over 8-byte words, never 0).
-fn hash(row: &str) -> u64 {
+pub(crate) fn hash(row: &str) -> u64 {
     const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
     let mut h = row.len() as u64;
     let mut words = row.as_bytes().chunks_exact(8);

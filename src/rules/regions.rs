@@ -7,6 +7,7 @@
 //! tell whether the rows an evaluation read have changed since the last one (issue 12).
 
 pub use super::grid::{CellAttrs, Grid, GridCell, RowBuf};
+pub(crate) use super::grid::{colour_bits, hash as row_hash, look_step};
 use crate::manifest::Region;
 
 /// Lazily rendered rows of one screen: each row is turned into text at most once.
@@ -43,6 +44,10 @@ impl<'s> Rows<'s> {
     pub fn get(&mut self, r: usize) -> &str {
         if r >= self.rows {
             return "";
+        }
+        if let Some((text, hash)) = u16::try_from(r).ok().and_then(|r| self.grid.ready_row(r)) {
+            self.buf.read_ready(r, hash);
+            return text;
         }
         if self.buf.hash(r) == 0 {
             // (a rendered row has a hash: most rows are, by a region's prefetch)

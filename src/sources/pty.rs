@@ -4,7 +4,7 @@
 //!
 //! The caller (the pass-through loop) hands events to a [`Link`], whose calls never block; the
 //! poller runs on a background thread. The source keeps the pane's current screen (a headless
-//! vt100 of its own), so after a server restart the poller opens the pane again with its screen
+//! `terminal::Terminal` of its own), so after a server restart the poller opens the pane again with its screen
 //! and process and nothing is lost; the wrapped program is never touched. Touches the server
 //! socket (through the poller) and `/proc`.
 
@@ -12,10 +12,11 @@ use super::drive::Typist;
 use super::poller::{Connect, Poller};
 use super::{Listed, Next, PaneSource};
 use crate::manifest::Catalog;
+use crate::rules::Grid;
 use crate::server::protocol::params;
 use crate::server::{Client, ClientError};
+use crate::terminal::Terminal;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use std::num::NonZeroU16;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -30,10 +31,6 @@ const MAX_BATCH: usize = 1 << 20;
 const TYPED_EVERY: Duration = Duration::from_secs(1);
 
 /// A PTY dimension as vt100 takes it (a 0 from a confused terminal counts as 1).
-fn nz(n: u16) -> NonZeroU16 {
-    NonZeroU16::new(n).unwrap_or(NonZeroU16::MIN)
-}
-
 /// What the server is told when the pane is opened.
 #[derive(Debug, Clone)]
 pub struct Registration {
@@ -122,7 +119,7 @@ struct PtySource {
     reg: Registration,
     rx: Receiver<Message>,
     /// The pane's screen as the server should see it now.
-    screen: vt100::Parser,
+    screen: Terminal,
     /// Output not yet fed.
     batch: Vec<u8>,
     /// When the batch is due.
@@ -139,7 +136,7 @@ impl PtySource {
     fn new(reg: Registration, rx: Receiver<Message>) -> Self {
         PtySource {
             bracketed: Arc::default(),
-            screen: vt100::Parser::new(nz(reg.rows), nz(reg.cols), 0),
+            screen: Terminal::new(reg.rows, reg.cols),
             reg,
             rx,
             batch: Vec::new(),
@@ -151,9 +148,7 @@ impl PtySource {
 
     /// Bytes that redraw the pane's current screen from scratch.
     fn repaint(&self) -> Vec<u8> {
-        let mut repaint = b"\x1b[H\x1b[2J".to_vec();
-        repaint.extend_from_slice(self.screen.screen().contents_formatted().as_bytes());
-        repaint
+        self.screen.repaint()
     }
 
     fn may_tell_typing(&self) -> bool {
@@ -163,12 +158,12 @@ impl PtySource {
 
 impl PaneSource for PtySource {
     fn list(&mut self) -> Option<Vec<Listed>> {
-        let (rows, cols) = self.screen.screen().size();
+        let (rows, cols) = self.screen.size();
         Some(vec![Listed {
             pane: self.reg.pane.clone(),
             native: self.reg.pane.clone(),
-            rows: rows.get(),
-            cols: cols.get(),
+            rows,
+            cols,
             root: self.reg.pid,
             root_argv: Some(self.reg.argv.clone()),
             kind: self.reg.kind.clone(),
@@ -228,8 +223,8 @@ impl PaneSource for PtySource {
                 .recv_timeout(wake.saturating_duration_since(Instant::now()))
             {
                 Ok(Message::Output(bytes)) => {
-                    self.screen.process(&bytes);
-                    let bracketed = self.screen.screen().bracketed_paste();
+                    let _ = self.screen.process(&bytes);
+                    let bracketed = self.screen.bracketed_paste();
                     self.bracketed.store(bracketed, Ordering::Relaxed);
                     self.batch.extend_from_slice(&bytes);
                     if self.batch.len() > MAX_BATCH {
@@ -246,7 +241,7 @@ impl PaneSource for PtySource {
                 }
                 Ok(Message::Resize(rows, cols)) => {
                     // What came before is fed before the resize (the poller feeds output first).
-                    self.screen.screen_mut().set_size(nz(rows), nz(cols));
+                    self.screen.resize(rows, cols);
                     return Next::Round;
                 }
                 Ok(Message::Exited) => return Next::Exited,

@@ -1,12 +1,15 @@
 //! Transition (after `apply_transitions`): the composer verdict (SPEC §15) → `Composer`.
 //!
-//! Read only on awake panes whose screen, lifecycle, kind or process changed. It needs this tick's
+//! Read only on awake panes whose lifecycle, kind or process changed, or whose screen changed
+//! where the last read looked (`ComposerSeen`: a spinner redraw above the input box does not
+//! read it again). It needs this tick's
 //! lifecycle, so it runs after the transition: a blocked pane's cursor is in a menu, never in a
 //! composer. A pane whose kind has no `[composer]` or whose process exited (the shell left behind
 //! is not the agent's input box) is `unknown`; so is a blank screen (no shape to prove).
 
 use crate::components::{
-    AgentKind, Composer, ComposerView, HookedProcess, Lifecycle, LifecycleState, Presence, Screen,
+    AgentKind, Composer, ComposerSeen, ComposerView, HookedProcess, Lifecycle, LifecycleState,
+    Presence, Screen,
 };
 use crate::resources::{Awake, Manifests};
 use crate::rules::RowBuf;
@@ -18,6 +21,7 @@ type Inputs<'a> = (
     Ref<'a, AgentKind>,
     Ref<'a, HookedProcess>,
     &'a mut Composer,
+    &'a mut ComposerSeen,
 );
 
 /// Reads the composer of every pane whose screen or state changed.
@@ -28,14 +32,12 @@ pub fn read_composer(
     mut panes: Query<Inputs>,
 ) {
     for &entity in awake.panes() {
-        let Ok((screen, lifecycle, kind, process, mut composer)) = panes.get_mut(entity) else {
+        let Ok((screen, lifecycle, kind, process, mut composer, mut seen)) = panes.get_mut(entity)
+        else {
             continue;
         };
-        let changed = screen.is_changed()
-            || lifecycle.is_changed()
-            || kind.is_changed()
-            || process.is_changed();
-        if !changed {
+        let others = lifecycle.is_changed() || kind.is_changed() || process.is_changed();
+        if !others && (!screen.is_changed() || seen.same(screen.grid())) {
             continue;
         }
         let spec = kind
@@ -43,10 +45,24 @@ pub fn read_composer(
             .and_then(|id| manifests.0.kind(id))
             .and_then(|k| k.composer.as_ref());
         let view = match spec {
-            Some(_) if lifecycle.state == LifecycleState::Blocked => ComposerView::UNKNOWN,
-            Some(_) if process.presence == Presence::Exited => ComposerView::UNKNOWN,
-            Some(spec) => crate::rules::composer::read_with(screen.grid(), spec, &mut text),
-            None => ComposerView::UNKNOWN,
+            Some(_) if lifecycle.state == LifecycleState::Blocked => None,
+            Some(_) if process.presence == Presence::Exited => None,
+            Some(spec) => Some(crate::rules::composer::read_with(
+                screen.grid(),
+                spec,
+                &mut text,
+            )),
+            None => None,
+        };
+        let view = match view {
+            Some(view) => {
+                seen.record(screen.grid(), &text);
+                view
+            }
+            None => {
+                seen.forget();
+                ComposerView::UNKNOWN
+            }
         };
         composer.set_if_neq(Composer(view));
     }
@@ -104,5 +120,34 @@ mod tests {
         panes::process(&mut world, "p", ProcessEvent::Exited).expect("process");
         world.run_schedule(crate::Tick);
         assert_eq!(composer(&world), Unknown, "exited");
+    }
+
+    #[test]
+    fn a_change_where_the_read_looked_is_read_and_one_elsewhere_is_not() {
+        let (catalog, errors) = Catalog::load([("k.toml", KIND)]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut world = crate::world(Arc::new(catalog));
+        panes::open_pane(&mut world, "p", 10, 40, Some("k"), None).expect("open");
+        let started = ProcessEvent::Started {
+            pid: None,
+            argv: vec!["k".into()],
+            comm: None,
+        };
+        panes::process(&mut world, "p", started).expect("process");
+        // A dim suggestion after the glyph: a ghost, so the box is empty.
+        let screen =
+            format!("\x1b[2J\x1b[Hout\r\n{RULE}\r\n❯ \x1b[2mfix lint\x1b[m\r\n{RULE}\x1b[3;3H");
+        panes::feed(&mut world, "p", screen.as_bytes()).expect("feed");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Empty);
+        // Output above the box (a spinner line) leaves the read rows alone.
+        panes::feed(&mut world, "p", b"\x1b[1;1Hworking 1\x1b[3;3H").expect("feed");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Empty);
+        // The suggestion accepted: the same letters, no longer dim, the cursor where it was. Not
+        // a letter moved, and still a change where the read looked.
+        panes::feed(&mut world, "p", b"\x1b[3;3Hfix lint\x1b[3;3H").expect("feed");
+        world.run_schedule(crate::Tick);
+        assert_eq!(composer(&world), Pending, "accepted text is typed text");
     }
 }
