@@ -43,12 +43,12 @@ pub(super) struct Need {
 }
 
 impl Need {
+    fn new(set: Set, before: Option<Ranges>, after: Option<Ranges>) -> Need {
+        Need { set, before, after }
+    }
+
     fn plain(set: Set) -> Need {
-        Need {
-            set,
-            before: None,
-            after: None,
-        }
+        Need::new(set, None, None)
     }
 
     fn has_context(&self) -> bool {
@@ -181,9 +181,12 @@ fn info(hir: &Hir) -> Info {
         // Zero-width: an assertion consumes nothing, so literals on both sides stay adjacent.
         HirKind::Empty | HirKind::Look(_) => Info::exact(vec![Vec::new()]),
         HirKind::Literal(lit) => Info::exact(vec![lit.0.to_vec()]),
-        HirKind::Class(class) => Info {
-            exact: class_set(class),
-            required: Vec::new(),
+        HirKind::Class(class) => match class_set(class) {
+            Some(set) => Info::exact(set),
+            None => Info {
+                exact: None,
+                required: lead_bytes(class).map(Need::plain).into_iter().collect(),
+            },
         },
         HirKind::Capture(capture) => info(&capture.sub),
         HirKind::Repetition(rep) => repetition(rep),
@@ -206,6 +209,35 @@ fn class_set(class: &Class) -> Option<Set> {
             .map(|ch| ch.to_string().into_bytes())
             .collect()
     })
+}
+
+/// A large class of non-ASCII characters by the first two bytes of their encodings, when those
+/// are few: every match of the class holds one (braille spinners `[\x{2801}-\x{28FF}]` are
+/// `E2 A0`…`E2 A3`, which nothing else starts with).
+fn lead_bytes(class: &Class) -> Option<Set> {
+    let mut out: Set = Vec::new();
+    for (a, b) in ranges(class)? {
+        let mut ch = a;
+        loop {
+            if ch.is_ascii() {
+                return None;
+            }
+            let mut buf = [0u8; 4];
+            let lead = &ch.encode_utf8(&mut buf).as_bytes()[..2];
+            if out.last().is_none_or(|l| l.as_slice() != lead) {
+                out.push(lead.to_vec());
+                if out.len() > CLASS_CAP {
+                    return None;
+                }
+            }
+            if ch == b {
+                break;
+            }
+            // (past the surrogates, which are no characters)
+            ch = char::from_u32(u32::from(ch) + 1).unwrap_or('\u{E000}');
+        }
+    }
+    Some(sorted(out))
 }
 
 /// A class's characters as ranges (`None` for a byte class reaching past ASCII, which a `&str`
@@ -266,31 +298,19 @@ fn concat(subs: &[Hir]) -> Info {
                 // it branches (`Do you want to (?:proceed|run|…)`).
                 Some(longer) if e.len() > 1 && useful(&run) => {
                     let so_far = std::mem::replace(&mut run, longer);
-                    required.push(Need {
-                        set: so_far,
-                        before: before.clone(),
-                        after: None,
-                    });
+                    required.push(Need::new(so_far, before.clone(), None));
                 }
                 Some(longer) => run = longer,
                 None => {
                     exact = false;
                     let so_far = std::mem::replace(&mut run, e);
-                    required.push(Need {
-                        set: so_far,
-                        before: before.take(),
-                        after: None,
-                    });
+                    required.push(Need::new(so_far, before.take(), None));
                 }
             },
             None => {
                 exact = false;
                 let so_far = std::mem::replace(&mut run, vec![Vec::new()]);
-                required.push(Need {
-                    set: so_far,
-                    before: before.take(),
-                    after: edge_class(sub),
-                });
+                required.push(Need::new(so_far, before.take(), edge_class(sub)));
                 before = edge_class(sub);
             }
         }
@@ -301,11 +321,7 @@ fn concat(subs: &[Hir]) -> Info {
             required,
         };
     }
-    required.push(Need {
-        set: run,
-        before,
-        after: None,
-    });
+    required.push(Need::new(run, before, None));
     Info {
         exact: None,
         required,

@@ -176,6 +176,17 @@ mod tests {
             "one of each branch's"
         );
         assert_eq!(lits("─{3,}"), [vec!["───"]]);
+        let spinner = Pattern::new(r"^\s*[\x{2801}-\x{28FF}]\s+\S").expect("compiles");
+        assert_eq!(
+            spinner.literals(),
+            [vec![
+                &b"\xE2\xA0"[..],
+                b"\xE2\xA1",
+                b"\xE2\xA2",
+                b"\xE2\xA3"
+            ]],
+            "a braille spinner by its encodings' first two bytes"
+        );
     }
 
     #[test]
@@ -193,10 +204,10 @@ mod tests {
         /// "absent" where the regex matches.
         #[test]
         fn the_check_is_sound_on_generated_texts(
-            pieces in proptest::collection::vec(0usize..14, 0..24)
+            pieces in proptest::collection::vec(0usize..15, 0..24)
         ) {
-            const PIECES: [&str; 14] = [
-                "1", "a", " ", "agent", "shells", "─", "━", "\n", "٣", "11", "⚠", "limit", "Yes", "│",
+            const PIECES: [&str; 15] = [
+                "1", "a", " ", "agent", "shells", "─", "━", "\n", "٣", "11", "⚠", "limit", "Yes", "│", "⠹",
             ];
             let text: String = pieces.iter().map(|&i| PIECES[i]).collect();
             for pattern in [
@@ -206,6 +217,7 @@ mod tests {
                 r"\d+11",
                 r"a\d\s?agent\S",
                 r"(?:limit|Yes)+\d",
+            r"[─-╿\x{2801}-\x{28FF}]\s",
             ] {
                 let p = Pattern::new(pattern).expect("compiles");
                 proptest::prop_assert_eq!(p.is_match(&text), p.regex().is_match(&text), "{} on {:?}", pattern, text);

@@ -49,7 +49,10 @@ impl<'s> Rows<'s> {
             self.buf.read_ready(r, hash);
             return text;
         }
-        self.buf.render(self.grid, r, r);
+        if self.buf.hash(r) == 0 {
+            // (a rendered row has a hash: most rows are, by a region's prefetch)
+            self.buf.render(self.grid, r, r);
+        }
         self.buf.read[r] = true;
         self.buf.row(r)
     }
@@ -76,8 +79,12 @@ impl<'s> Rows<'s> {
 
 /// A horizontal rule: a row starting with `─`, or holding a run of ≥ 8 of `─━═`.
 pub fn is_rule(row: &str) -> bool {
+    // Each of `─━═` is encoded starting with 0xE2: most rows have none and are done at once.
+    if memchr::memchr(0xE2, row.as_bytes()).is_none() {
+        return false;
+    }
     let trimmed = row.trim_start();
-    if trimmed.starts_with('─') {
+    if trimmed.as_bytes().starts_with("─".as_bytes()) {
         return true;
     }
     let mut run = 0;
