@@ -87,8 +87,8 @@ mod tests {
             .unwrap_or(Unknown)
     }
 
-    #[test]
-    fn read_on_change_and_unknown_when_blocked_or_exited() {
+    /// A world with pane `p` of kind `k`, its agent started.
+    fn world_with_agent() -> bevy_ecs::world::World {
         let (catalog, errors) = Catalog::load([("k.toml", KIND)]);
         assert!(errors.is_empty(), "{errors:?}");
         let mut world = crate::world(Arc::new(catalog));
@@ -99,6 +99,12 @@ mod tests {
             comm: None,
         };
         panes::process(&mut world, "p", started).expect("process");
+        world
+    }
+
+    #[test]
+    fn read_on_change_and_unknown_when_blocked_or_exited() {
+        let mut world = world_with_agent();
         world.run_schedule(crate::Tick);
         assert_eq!(composer(&world), Unknown, "no output yet");
         let screen = format!("\x1b[2J\x1b[Hout\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H");
@@ -124,16 +130,7 @@ mod tests {
 
     #[test]
     fn a_change_where_the_read_looked_is_read_and_one_elsewhere_is_not() {
-        let (catalog, errors) = Catalog::load([("k.toml", KIND)]);
-        assert!(errors.is_empty(), "{errors:?}");
-        let mut world = crate::world(Arc::new(catalog));
-        panes::open_pane(&mut world, "p", 10, 40, Some("k"), None).expect("open");
-        let started = ProcessEvent::Started {
-            pid: None,
-            argv: vec!["k".into()],
-            comm: None,
-        };
-        panes::process(&mut world, "p", started).expect("process");
+        let mut world = world_with_agent();
         // A dim suggestion after the glyph: a ghost, so the box is empty.
         let screen =
             format!("\x1b[2J\x1b[Hout\r\n{RULE}\r\n❯ \x1b[2mfix lint\x1b[m\r\n{RULE}\x1b[3;3H");
