@@ -18,8 +18,8 @@ use crate::manifest::RuleState;
 use crate::resources::{Awake, BURST_GAP, Clock, Manifests, Output, OutputInbox, PaneIndex};
 use crate::rules::Look;
 use crate::systems::s5_evaluate_rules::screen_rules;
+use bevy_ecs::entity::EntityHashMap;
 use bevy_ecs::prelude::*;
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -35,7 +35,7 @@ type Panes<'a> = (
 
 /// What this tick has seen of one pane's output so far.
 #[derive(Default)]
-struct Seen {
+pub struct Seen {
     /// When its latest chunk arrived (as stamped by the embedder).
     last: Option<Instant>,
     /// A working rule that fired on an interim screen.
@@ -49,12 +49,14 @@ pub fn ingest_output(
     clock: Res<Clock>,
     manifests: Res<Manifests>,
     mut awake: ResMut<Awake>,
+    mut seen: Local<EntityHashMap<Seen>>,
     mut panes: Query<Panes>,
 ) {
     if inbox.is_empty() {
         return;
     }
-    let mut seen: HashMap<Entity, Seen> = HashMap::new();
+    // Reused from tick to tick (10k changed panes a tick: no regrowth, no SipHash).
+    seen.clear();
     for (pane, output) in inbox.drain() {
         let Some(entity) = index.get(&pane) else {
             continue;
@@ -105,7 +107,7 @@ pub fn ingest_output(
             progress.set_if_neq(Progress(p));
         }
     }
-    for (entity, so_far) in seen {
+    for (entity, so_far) in seen.drain() {
         if let Ok((_, _, _, mut glimpse, ..)) = panes.get_mut(entity) {
             match so_far.glimpse {
                 // Rewritten even when equal: "seen this tick" is the fact resolve reads.
