@@ -22,20 +22,17 @@ fn keys_pass_through_untouched_and_the_pane_env_is_exported() {
         ],
         80,
         24,
-        &[("XDG_RUNTIME_DIR", "/tmp/xdg-test")],
+        &[],
     );
     outer.wait_for_text("READY");
     // Ctrl-] and Ctrl-C are plain bytes under `run`: no chords, and the outer terminal is raw.
     outer.send(b"\x1d\x03z\x1b");
     outer.wait_for_text("1d 03 7a 1b");
     assert_eq!(outer.wait_exit(), 0, "{}", outer.text());
-    assert!(
-        outer
-            .text()
-            .contains("pane=p-42 sock=/tmp/xdg-test/lookout/lookout.sock"),
-        "{}",
-        outer.text()
-    );
+    // The socket is the per-user default: under $XDG_RUNTIME_DIR (the outer terminal's own).
+    let socket = outer.home.runtime_dir().join("lookout/lookout.sock");
+    let want = format!("pane=p-42 sock={}", socket.display());
+    assert!(outer.text().contains(&want), "{want} in {}", outer.text());
 }
 
 #[test]

@@ -1,7 +1,8 @@
 //! Shared by the real-part test targets (`tests/server.rs`, `tests/pty_run.rs`, `tests/tmux.rs`, …):
 //! the binary under test, the one deadline every wait uses, and `wait_until`. The submodules hold the
 //! harnesses: `server` (a real `lookout serve`), `nats` (a real `nats-server -js`), `pty` (a terminal of our own around a command), `tmux`
-//! (a tmux server of our own) and `fake_claude` (the scripted agent). Files in this directory are not
+//! (a tmux server of our own), `home` (XDG directories of a test's own, so no test reaches the
+//! person's real lookout) and `fake_claude` (the scripted agent). Files in this directory are not
 //! test targets themselves; each target includes them with `mod support;`.
 
 #![allow(
@@ -10,6 +11,7 @@
 )]
 
 pub mod fake_claude;
+pub mod home;
 pub mod nats;
 pub mod pty;
 pub mod server;

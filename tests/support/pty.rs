@@ -2,6 +2,7 @@
 //! around them) the way a person does: a PTY opened here whose far end runs a command, keys typed and
 //! the window resized through it, and everything it prints collected for asserts.
 
+use super::home::Home;
 use super::wait_until;
 use portable_pty::{Child, CommandBuilder, MasterPty, PtySize, native_pty_system};
 use std::io::{Read, Write};
@@ -17,10 +18,13 @@ pub struct Outer {
     pub output: Arc<Mutex<Vec<u8>>>,
     /// Set when the reader thread has seen the end of the output.
     drained: Arc<AtomicBool>,
+    /// Where lookout keeps its socket and state for this terminal (unless `env` moved them).
+    pub home: Home,
 }
 
 impl Outer {
-    /// Starts `argv` in a `cols`×`rows` PTY with `TERM=xterm-256color` and `env` added, in the temp dir.
+    /// Starts `argv` in a `cols`×`rows` PTY with `TERM=xterm-256color`, in a lookout home of its
+    /// own ([`Home`]) and `env` added, in the temp dir.
     pub fn start(argv: &[&str], cols: u16, rows: u16, env: &[(&str, &str)]) -> Outer {
         let pair = native_pty_system()
             .openpty(size(cols, rows))
@@ -28,6 +32,13 @@ impl Outer {
         let mut command = CommandBuilder::from_argv(argv.iter().map(Into::into).collect());
         command.cwd(std::env::temp_dir());
         command.env("TERM", "xterm-256color");
+        let home = Home::new();
+        for key in Home::removed() {
+            command.env_remove(key);
+        }
+        for (key, value) in home.vars() {
+            command.env(key, value);
+        }
         for (key, value) in env {
             command.env(key, value);
         }
@@ -61,6 +72,7 @@ impl Outer {
             child,
             output,
             drained,
+            home,
         }
     }
 

@@ -2,11 +2,14 @@
 //! (`tests/tmux.rs`, `tests/watch.rs`): started with one pane, driven with `send-keys`, read back with
 //! `capture-pane` and `show-options`, and killed when dropped.
 
+use super::home::Home;
 use std::process::Command;
 
-/// A running tmux server; `kill-server` when dropped.
+/// A running tmux server; `kill-server` when dropped. Its panes run in a lookout home of its own
+/// ([`Home`]): a hook or `lookout run` in them never reaches the person's own server.
 pub struct Tmux {
     pub name: String,
+    pub home: Home,
 }
 
 impl Tmux {
@@ -27,6 +30,7 @@ impl Tmux {
         // Made before the session, so a failed start still kills whatever server came up.
         let server = Tmux {
             name: name.to_owned(),
+            home: Home::new(),
         };
         let (cols, rows) = (cols.to_string(), rows.to_string());
         let mut args = vec![
@@ -47,23 +51,18 @@ impl Tmux {
             args.extend(["-e", pair]);
         }
         args.push(command);
-        let pane = server.run(&args).trim().to_owned();
+        // The first command starts the server: its environment is every pane's.
+        let mut start = Command::new("tmux");
+        server
+            .home
+            .apply(start.args(["-L", &server.name]).args(&args));
+        let pane = run(&mut start).trim().to_owned();
         (server, pane)
     }
 
     /// Runs a tmux command on this server; panics if it fails.
     pub fn run(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.name])
-            .args(args)
-            .output()
-            .expect("run tmux");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        run(Command::new("tmux").args(["-L", &self.name]).args(args))
     }
 
     /// A user option's value, empty when unset (or when the target is gone).
@@ -99,6 +98,17 @@ impl Tmux {
     pub fn screen(&self, pane: &str) -> String {
         self.run(&["capture-pane", "-p", "-t", pane])
     }
+}
+
+/// Runs `cmd` (a tmux command); its output, or a panic with what tmux said.
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().expect("run tmux");
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 impl Drop for Tmux {
