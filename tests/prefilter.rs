@@ -3,11 +3,12 @@
 //! (`regex`/`contains`, `all`, `unless`, `unless_below`) is run over every region text of its
 //! kind — and over the whole screen and each of its rows — with and without the literal check.
 //! The answers must be the same: a required literal the check says is absent from a text the
-//! regex matches would silently switch a rule off.
+//! regex matches would silently switch a rule off. Likewise for the search in windows around a
+//! literal on the row regions (no whitespace-only line): it must answer as the whole search.
 
 use lookout::components::Osc;
 use lookout::corpus;
-use lookout::manifest::{Catalog, KindRules, Pattern};
+use lookout::manifest::{Catalog, KindRules, Pattern, Region};
 use lookout::pty::asciicast::{self, EventKind};
 use lookout::rules::regions::{RowBuf, Rows, region_text};
 use std::num::NonZeroU16;
@@ -29,6 +30,27 @@ fn texts(kind: &KindRules, screen: &vt100::Screen, title: &str, progress: &str) 
     out
 }
 
+/// The texts of regions with no whitespace-only line (where a pattern is searched in windows
+/// around its literals): the kind's own, and bottom and top regions of other sizes.
+fn row_region_texts(
+    kind: &KindRules,
+    screen: &vt100::Screen,
+    title: &str,
+    progress: &str,
+) -> Vec<String> {
+    let mut buf = RowBuf::default();
+    buf.begin(screen.size().0.get());
+    let mut rows = Rows::new(screen, &mut buf);
+    let extra = [Region::Bottom(24), Region::Bottom(255), Region::Top(40)];
+    kind.regions
+        .iter()
+        .copied()
+        .filter(|r| r.no_blank_lines())
+        .chain(extra)
+        .map(|r| region_text(&mut rows, r, title, progress))
+        .collect()
+}
+
 fn patterns(kind: &KindRules) -> impl Iterator<Item = (&str, &Pattern)> {
     kind.rules.iter().flat_map(|rule| {
         let s = &rule.spec;
@@ -47,6 +69,7 @@ fn the_literal_check_never_rejects_a_text_the_regex_matches() {
     assert!(errors.is_empty(), "{errors:?}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let (mut screens, mut checks, mut rejected, mut with_literals) = (0, 0, 0, 0);
+    let mut windowed = 0;
     for kind in catalog.kinds() {
         with_literals += patterns(kind)
             .filter(|(_, p)| !p.literals().is_empty())
@@ -79,6 +102,18 @@ fn the_literal_check_never_rejects_a_text_the_regex_matches() {
                 }
                 EventKind::Marker(_) => {
                     screens += 1;
+                    for text in row_region_texts(kind, p.screen(), &title, &progress) {
+                        for (rule, pattern) in patterns(kind) {
+                            windowed += usize::from(pattern.windowed() && text.len() >= 512);
+                            assert_eq!(
+                                pattern.is_match_lines(&text),
+                                pattern.regex().is_match(&text),
+                                "{}: rule `{rule}` pattern `{}` searched in windows on\n{text}",
+                                fixture.path.display(),
+                                pattern.regex().as_str(),
+                            );
+                        }
+                    }
                     for text in texts(kind, p.screen(), &title, &progress) {
                         for (rule, pattern) in patterns(kind) {
                             checks += 1;
@@ -101,9 +136,14 @@ fn the_literal_check_never_rejects_a_text_the_regex_matches() {
     }
     println!(
         "{screens} marker screens, {checks} pattern × text checks, {rejected} rejected by literals; \
-         {with_literals} patterns have required literals"
+         {with_literals} patterns have required literals; {windowed} long row-region checks \
+         searched in windows"
     );
     assert!(screens > 1000, "the corpus was read ({screens} screens)");
+    assert!(
+        windowed > screens,
+        "long row regions were searched in windows ({windowed} checks)"
+    );
     assert!(
         rejected > checks / 10,
         "the check rejects something ({rejected} of {checks})"

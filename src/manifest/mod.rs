@@ -11,6 +11,7 @@ pub mod error;
 mod literals;
 pub mod pattern;
 pub mod raw;
+mod span;
 
 pub use compile::{CompiledFile, CompiledRule, compile_file};
 pub use composer::{ComposerSpec, Shape};
@@ -60,6 +61,16 @@ pub enum Region {
 }
 
 impl Region {
+    /// Whether this region's text never holds a whitespace-only line (its rows are picked
+    /// non-blank, or it is one row): there a pattern is searched only around its literals
+    /// ([`Pattern::is_match_lines`]).
+    pub fn no_blank_lines(self) -> bool {
+        matches!(
+            self,
+            Region::Bottom(_) | Region::Top(_) | Region::LastLine | Region::CursorLine
+        )
+    }
+
     /// The name used in manifests and by `explain` (`bottom:12` for sized regions).
     pub fn name(self) -> String {
         match self {

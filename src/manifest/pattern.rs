@@ -10,17 +10,31 @@
 
 use super::compile::build_regex;
 use super::literals::{Need, required};
+use super::span::{literal_window, newline_span};
 use memchr::memmem::Finder;
 use regex::{Match, Regex};
 
 /// Most occurrences of a literal whose neighbours are checked before the check gives up.
 const MAX_OCCURRENCES: usize = 16;
+/// Shortest text searched in windows around a literal (a shorter one is searched whole).
+const WINDOWED_FROM: usize = 512;
 
 /// A rule pattern, compiled: the regex and its required literals.
 #[derive(Debug, Clone)]
 pub struct Pattern {
     regex: Regex,
     needs: Box<[Check]>,
+    /// Where its matches lie around a literal they hold, in a text with no whitespace-only
+    /// line (`manifest::span`); `None`: searched whole.
+    window: Option<Window>,
+}
+
+/// Literals every match holds, and how many newlines a match takes before and after one.
+#[derive(Debug, Clone)]
+struct Window {
+    finders: Box<[Finder<'static>]>,
+    before: usize,
+    after: usize,
 }
 
 /// One required set, ready to scan for.
@@ -93,8 +107,26 @@ impl Pattern {
     /// required literals.
     pub fn new(source: &str) -> Result<Pattern, regex::Error> {
         let regex = build_regex(source)?;
-        let needs = required(source).into_iter().map(Check::new).collect();
-        Ok(Pattern { regex, needs })
+        let needs: Box<[Check]> = required(source).into_iter().map(Check::new).collect();
+        let window = match literal_window(source, 3) {
+            Some(w) => Some(Window {
+                finders: Box::new([Finder::new(&w.literal).into_owned()]),
+                before: w.before as usize,
+                after: w.after as usize,
+            }),
+            None => newline_span(source)
+                .zip(needs.first())
+                .map(|(span, check)| Window {
+                    finders: check.finders.clone(),
+                    before: span as usize,
+                    after: span as usize,
+                }),
+        };
+        Ok(Pattern {
+            regex,
+            needs,
+            window,
+        })
     }
 
     /// The regex itself (no literal check).
@@ -110,6 +142,11 @@ impl Pattern {
             .collect()
     }
 
+    /// Whether [`Pattern::is_match_lines`] searches in windows around a literal (a long text).
+    pub fn windowed(&self) -> bool {
+        self.window.is_some()
+    }
+
     /// `false` when `text` lacks a required literal, so the regex cannot match it.
     pub fn may_match(&self, text: &str) -> bool {
         self.needs.iter().all(|c| c.met(text))
@@ -118,6 +155,79 @@ impl Pattern {
     /// Whether the regex matches `text` (checked against the literals first).
     pub fn is_match(&self, text: &str) -> bool {
         self.may_match(text) && self.regex.is_match(text)
+    }
+
+    /// Whether the regex matches `text`, a text with no whitespace-only line (a row region's,
+    /// [`Region::no_blank_lines`]). The same answer as [`Pattern::is_match`]; where a match
+    /// spans few lines, only the lines around each occurrence of a literal every match holds
+    /// are searched: a match lies within its span of newlines of that literal, and a window cut
+    /// at line boundaries gives `^`, `$` and `\b` the same context as the whole text.
+    ///
+    /// [`Region::no_blank_lines`]: super::Region::no_blank_lines
+    pub fn is_match_lines(&self, text: &str) -> bool {
+        if !self.may_match(text) {
+            return false;
+        }
+        match &self.window {
+            Some(window) if text.len() >= WINDOWED_FROM => self.in_windows(text, window),
+            _ => self.regex.is_match(text),
+        }
+    }
+
+    /// Searches the lines around each occurrence of the window's literals (windows of one
+    /// literal merged in text order); the whole text once the windows would add up to more
+    /// than it.
+    fn in_windows(&self, text: &str, window: &Window) -> bool {
+        let hay = text.as_bytes();
+        let mut searched = 0;
+        let mut search = |(a, b): (usize, usize)| {
+            searched += b - a;
+            match searched > hay.len() {
+                true => Err(self.regex.is_match(text)),
+                false => Ok(self.regex.is_match(&text[a..b])),
+            }
+        };
+        for finder in &window.finders {
+            let needle = finder.needle();
+            // Overlapping occurrences matter only when the literal itself spans lines.
+            let step = match memchr::memchr(b'\n', needle) {
+                Some(_) => 1,
+                None => needle.len().max(1),
+            };
+            let mut open: Option<(usize, usize)> = None;
+            // Where the line of the last occurrence ends: one on the same line has its window.
+            let mut line_end = 0;
+            let mut pos = 0;
+            while let Some(at) = hay.get(pos..).and_then(|h| finder.find(h)).map(|i| pos + i) {
+                pos = at + step;
+                let end = at + needle.len();
+                if open.is_some() && end <= line_end {
+                    continue;
+                }
+                line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |i| end + i);
+                let from = memchr::memrchr_iter(b'\n', &hay[..at])
+                    .nth(window.before)
+                    .map_or(0, |nl| nl + 1);
+                let to = memchr::memchr_iter(b'\n', &hay[end..])
+                    .nth(window.after)
+                    .map_or(hay.len(), |nl| end + nl);
+                open = match open {
+                    Some((a, b)) if from <= b => Some((a, b.max(to))),
+                    Some(window) => match search(window) {
+                        Ok(false) => Some((from, to)),
+                        Ok(true) | Err(true) => return true,
+                        Err(false) => return false,
+                    },
+                    None => Some((from, to)),
+                };
+            }
+            match open.map(&mut search) {
+                Some(Ok(true) | Err(true)) => return true,
+                Some(Err(false)) => return false,
+                Some(Ok(false)) | None => {}
+            }
+        }
+        false
     }
 
     /// The first match in `text`.

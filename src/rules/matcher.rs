@@ -9,7 +9,7 @@
 //! [`Pattern::is_match`]: crate::manifest::Pattern::is_match
 
 use super::regions::{Grid, RowBuf, Rows, has_spinner, write_bottom, write_region};
-use crate::manifest::{KindRules, Region, Rule, RuleState};
+use crate::manifest::{KindRules, Pattern, Region, Rule, RuleState};
 use regex::SetMatches;
 use std::time::Instant;
 
@@ -331,6 +331,11 @@ impl KindRules {
         let rule = &self.rules[i];
         let spec = &rule.spec;
         let look = texts.look;
+        // A row region is searched around its patterns' literals (no whitespace-only line in it).
+        let matches = match self.regions[rule.region].no_blank_lines() {
+            true => Pattern::is_match_lines,
+            false => Pattern::is_match,
+        };
         if spec
             .alternate_screen
             .is_some_and(|alt| look.screen.alternate_screen() != alt)
@@ -354,7 +359,7 @@ impl KindRules {
                 Strategy::Combined => texts.set_hit(self, rule),
                 Strategy::PerRule => {
                     let text = texts.text(self, rule.region);
-                    spec.primary_re.iter().any(|re| re.is_match(text))
+                    spec.primary_re.iter().any(|re| matches(re, text))
                 }
             };
             if !hit {
@@ -362,8 +367,8 @@ impl KindRules {
             }
         }
         let text = texts.text(self, rule.region);
-        if !spec.all.iter().all(|re| re.is_match(text))
-            || spec.unless.iter().any(|re| re.is_match(text))
+        if !spec.all.iter().all(|re| matches(re, text))
+            || spec.unless.iter().any(|re| matches(re, text))
         {
             return None;
         }
