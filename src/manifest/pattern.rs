@@ -18,6 +18,9 @@ use regex::{Match, Regex};
 const MAX_OCCURRENCES: usize = 16;
 /// Shortest text searched in windows around a literal (a shorter one is searched whole).
 const WINDOWED_FROM: usize = 512;
+/// Most windows searched: a literal on many lines makes windows that cost more to find than
+/// the whole search.
+const MAX_WINDOW_LINES: usize = 6;
 
 /// A rule pattern, compiled: the regex and its required literals.
 #[derive(Debug, Clone)]
@@ -174,19 +177,13 @@ impl Pattern {
         }
     }
 
-    /// Searches the lines around each occurrence of the window's literals (windows of one
-    /// literal merged in text order); the whole text once the windows would add up to more
-    /// than it.
+    /// Searches the lines around each occurrence of the window's literals (windows merged in
+    /// text order, per literal); the whole text when the literal is on too many lines or the
+    /// windows would cover more than half of it (then one search is cheaper than several).
     fn in_windows(&self, text: &str, window: &Window) -> bool {
         let hay = text.as_bytes();
-        let mut searched = 0;
-        let mut search = |(a, b): (usize, usize)| {
-            searched += b - a;
-            match searched > hay.len() {
-                true => Err(self.regex.is_match(text)),
-                false => Ok(self.regex.is_match(&text[a..b])),
-            }
-        };
+        let mut windows = [(0usize, 0usize); MAX_WINDOW_LINES];
+        let mut count = 0;
         for finder in &window.finders {
             let needle = finder.needle();
             // Overlapping occurrences matter only when the literal itself spans lines.
@@ -194,14 +191,12 @@ impl Pattern {
                 Some(_) => 1,
                 None => needle.len().max(1),
             };
-            let mut open: Option<(usize, usize)> = None;
             // Where the line of the last occurrence ends: one on the same line has its window.
-            let mut line_end = 0;
-            let mut pos = 0;
+            let (mut line_end, mut pos, first) = (0, 0, count);
             while let Some(at) = hay.get(pos..).and_then(|h| finder.find(h)).map(|i| pos + i) {
                 pos = at + step;
                 let end = at + needle.len();
-                if open.is_some() && end <= line_end {
+                if count > first && end <= line_end {
                     continue;
                 }
                 line_end = memchr::memchr(b'\n', &hay[end..]).map_or(hay.len(), |i| end + i);
@@ -211,23 +206,23 @@ impl Pattern {
                 let to = memchr::memchr_iter(b'\n', &hay[end..])
                     .nth(window.after)
                     .map_or(hay.len(), |nl| end + nl);
-                open = match open {
-                    Some((a, b)) if from <= b => Some((a, b.max(to))),
-                    Some(window) => match search(window) {
-                        Ok(false) => Some((from, to)),
-                        Ok(true) | Err(true) => return true,
-                        Err(false) => return false,
-                    },
-                    None => Some((from, to)),
-                };
-            }
-            match open.map(&mut search) {
-                Some(Ok(true) | Err(true)) => return true,
-                Some(Err(false)) => return false,
-                Some(Ok(false)) | None => {}
+                match windows[first..count].last_mut() {
+                    Some(open) if from <= open.1 => open.1 = open.1.max(to),
+                    _ if count == MAX_WINDOW_LINES => return self.regex.is_match(text),
+                    _ => {
+                        windows[count] = (from, to);
+                        count += 1;
+                    }
+                }
             }
         }
-        false
+        let covered: usize = windows[..count].iter().map(|(a, b)| b - a).sum();
+        if covered > hay.len() / 2 {
+            return self.regex.is_match(text);
+        }
+        windows[..count]
+            .iter()
+            .any(|&(a, b)| self.regex.is_match(&text[a..b]))
     }
 
     /// The first match in `text`.

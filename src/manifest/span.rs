@@ -40,7 +40,40 @@ fn parse(source: &str) -> Option<Hir> {
 /// The most newlines a match of `source` can contain in a text with no whitespace-only line;
 /// `None` when unbounded (or over [`MAX_SPAN`]), anchored to the text's edges, or unparsable.
 pub(super) fn newline_span(source: &str) -> Option<u32> {
-    span(&parse(source)?).filter(|&n| n <= MAX_SPAN)
+    let hir = parse(source)?;
+    match hir.kind() {
+        HirKind::Concat(parts) => concat(trim_edges(parts)),
+        _ => span(&hir),
+    }
+    .filter(|&n| n <= MAX_SPAN)
+}
+
+/// The pattern's top-level parts without an optional class run right after a leading line
+/// start (`^[│\s]*`) or right before a trailing line end: where a match takes lines through
+/// such a run, the part of it from the run's last line start on (or up to its first line end)
+/// is a match too, with the same literal in it. So a match that exists is found in the
+/// window, and the run counts no newline.
+fn trim_edges(parts: &[Hir]) -> &[Hir] {
+    let edge_run = |h: Option<&Hir>| {
+        h.is_some_and(|h| match h.kind() {
+            HirKind::Repetition(rep) => rep.min == 0 && matches!(rep.sub.kind(), HirKind::Class(_)),
+            _ => false,
+        })
+    };
+    let look = |h: Option<&Hir>, want: &[Look]| {
+        h.is_some_and(|h| matches!(h.kind(), HirKind::Look(l) if want.contains(l)))
+    };
+    let (mut start, mut end) = (0, parts.len());
+    if look(parts.first(), &[Look::StartLF, Look::StartCRLF]) && edge_run(parts.get(1)) {
+        start = 2;
+    }
+    if end >= start + 2
+        && look(parts.last(), &[Look::EndLF, Look::EndCRLF])
+        && edge_run(parts.get(end - 2))
+    {
+        end -= 2;
+    }
+    &parts[start..end]
 }
 
 /// The tightest window around a literal of the pattern's top level (`esc to interrupt` in
@@ -50,7 +83,7 @@ pub(super) fn newline_span(source: &str) -> Option<u32> {
 pub(super) fn literal_window(source: &str, min_len: usize) -> Option<Window> {
     let hir = parse(source)?;
     let parts: &[Hir] = match hir.kind() {
-        HirKind::Concat(parts) => parts,
+        HirKind::Concat(parts) => trim_edges(parts),
         _ => std::slice::from_ref(&hir),
     };
     let mut best: Option<Window> = None;
@@ -221,6 +254,21 @@ mod tests {
                 after: 1
             }),
             "a literal's own newline counts on both sides"
+        );
+        assert_eq!(
+            window(r"(?m)^[│\s]*●\s*1\.\s+\S"),
+            Some(Window {
+                literal: "●".as_bytes().to_vec(),
+                before: 0,
+                after: 2
+            }),
+            "a class run after the leading line start takes no line"
+        );
+        assert_eq!(window(r"(?m)x[│\s]*●yz"), None, "elsewhere it may");
+        assert_eq!(
+            window(r"(?m)^[│\s]+●yz"),
+            None,
+            "nor when it needs a character"
         );
         assert_eq!(window(r"ab"), None, "too short");
         assert_eq!(window(r"(?s)abc.*"), None, "unbounded after it");
