@@ -7,6 +7,10 @@
 //! Sound by construction: each set has a member in every string the regex matches, so "no member
 //! present" means "no match" (`tests/prefilter.rs` checks this over every bundled pattern and
 //! recorded screen). A pattern with no required literal is simply always run.
+//!
+//! On a row region, where the literals are present, the regex runs only on the lines around
+//! them that a match can reach (`manifest::span`): the same answer for less search
+//! ([`Pattern::is_match_lines`]; the same test compares it with the whole search).
 
 use super::compile::build_regex;
 use super::literals::{Need, required};
@@ -16,6 +20,8 @@ use regex::{Match, Regex};
 
 /// Most occurrences of a literal whose neighbours are checked before the check gives up.
 const MAX_OCCURRENCES: usize = 16;
+/// Shortest top-level literal a window is built around (a shorter one is on too many lines).
+const MIN_WINDOW_LITERAL: usize = 3;
 /// Shortest text searched in windows around a literal (a shorter one is searched whole).
 const WINDOWED_FROM: usize = 512;
 /// Most windows searched: a literal on many lines makes windows that cost more to find than
@@ -111,7 +117,7 @@ impl Pattern {
     pub fn new(source: &str) -> Result<Pattern, regex::Error> {
         let regex = build_regex(source)?;
         let needs: Box<[Check]> = required(source).into_iter().map(Check::new).collect();
-        let window = match literal_window(source, 3) {
+        let window = match literal_window(source, MIN_WINDOW_LITERAL) {
             Some(w) => Some(Window {
                 finders: Box::new([Finder::new(&w.literal).into_owned()]),
                 before: w.before as usize,
