@@ -354,6 +354,14 @@ impl KindRules {
         {
             return None;
         }
+        // Every `all` pattern must match too: one lacking a literal it needs rules the rule out
+        // before any regex runs (a primary with no literal of its own is the costly search).
+        if !spec.all.is_empty() {
+            let text = texts.text(self, rule.region);
+            if !spec.all.iter().all(|re| re.may_match(text)) {
+                return None;
+            }
+        }
         if !spec.primary_re.is_empty() {
             let hit = match strategy {
                 Strategy::Combined => texts.set_hit(self, rule),
