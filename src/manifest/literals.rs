@@ -6,11 +6,14 @@
 //! exact alternation, `x?`) and which literal sets each of its matches contains. A concatenation
 //! multiplies adjacent exact parts into longer literals; a part that is not exact ends the run, and
 //! when that part is a class (or a repetition of one, `\d+`) the run's literals are required with
-//! a character of that class right before (or after) them. Case-insensitive letters, large classes
-//! and optional parts give nothing. Every rule here keeps the result sound: a text lacking every
-//! member of a returned set holds no match.
+//! a character of that class right before (or after) them. Large classes and optional parts give
+//! nothing; case-insensitive letters multiply into case variants, so a pattern that gives nothing
+//! is read again folded ([`required_folded`]: letters lowercased, looked for ASCII
+//! case-insensitively). Every rule here keeps the result sound: a text lacking every member of a
+//! returned set holds no match.
 
 use regex_syntax::ParserBuilder;
+use regex_syntax::hir::literal::Extractor;
 use regex_syntax::hir::{Class, Hir, HirKind, Repetition};
 use std::cmp::Reverse;
 
@@ -24,6 +27,8 @@ const MAX_LITERAL: usize = 256;
 const MAX_SET: usize = 6;
 /// Most sets checked per pattern.
 const MAX_SETS: usize = 3;
+/// Shortest prefix literal with which the regex's own prefilter skips ahead well enough.
+const MIN_PREFIX: usize = 3;
 /// Shortest literal checked with a context (a character class right before or after it).
 const MIN_CONTEXT_LITERAL: usize = 3;
 
@@ -47,7 +52,7 @@ impl Need {
         Need { set, before, after }
     }
 
-    fn plain(set: Set) -> Need {
+    pub(super) fn plain(set: Set) -> Need {
         Need::new(set, None, None)
     }
 
@@ -59,10 +64,9 @@ impl Need {
 /// The required sets of `source`, best first. Empty when nothing is required or the pattern does
 /// not parse.
 pub(super) fn required(source: &str) -> Vec<Need> {
-    let Ok(hir) = ParserBuilder::new().multi_line(true).build().parse(source) else {
+    let Some(node) = analyse(source, false) else {
         return Vec::new();
     };
-    let node = info(&hir);
     let mut needs: Vec<Need> = node.required;
     needs.extend(node.exact.map(Need::plain));
     // Each contextual need also without its context: shortened, it may be the cheaper check.
@@ -72,6 +76,46 @@ pub(super) fn required(source: &str) -> Vec<Need> {
         .map(|n| Need::plain(n.set.clone()))
         .collect();
     needs.extend(plain);
+    choose(needs)
+}
+
+/// The required sets of `source` with every ASCII letter lowercased, to be looked for ASCII
+/// case-insensitively, best first: what a `(?i)` pattern (a `contains` rule) requires, whose
+/// letters are classes (`[Ee]`) that multiply into too many case variants to list. Contexts are
+/// left out. Sound as [`required`] is: lowercasing maps every string a node matches to one of
+/// its folded set, and a text holding a string holds its folded form, case aside. Letters
+/// whose case class reaches past ASCII (`k`: `K`, `s`: `ſ`) keep that character as a member.
+pub(super) fn required_folded(source: &str) -> Vec<Set> {
+    let Ok(hir) = ParserBuilder::new().multi_line(true).build().parse(source) else {
+        return Vec::new();
+    };
+    // A pattern that starts with its literals (`(?i)type your message`) is searched by the
+    // regex's own prefilter for their case variants: a check first would be that search twice.
+    let prefixes = Extractor::new().extract(&hir);
+    if prefixes.is_finite() && prefixes.min_literal_len().is_some_and(|n| n >= MIN_PREFIX) {
+        return Vec::new();
+    }
+    let node = info(&hir, true);
+    let needs = node
+        .required
+        .into_iter()
+        .map(|n| Need::plain(n.set))
+        .chain(node.exact.map(Need::plain))
+        .collect();
+    choose(needs).into_iter().map(|n| n.set).collect()
+}
+
+fn analyse(source: &str, fold: bool) -> Option<Info> {
+    let hir = ParserBuilder::new()
+        .multi_line(true)
+        .build()
+        .parse(source)
+        .ok()?;
+    Some(info(&hir, fold))
+}
+
+/// The best few of `needs` (sets shortened to what matters), none implying another.
+fn choose(needs: Vec<Need>) -> Vec<Need> {
     let mut needs: Vec<Need> = needs
         .into_iter()
         .map(|mut n| {
@@ -176,39 +220,47 @@ impl Info {
     }
 }
 
-fn info(hir: &Hir) -> Info {
+/// What `hir` says; with `fold`, of its strings with ASCII letters lowercased.
+fn info(hir: &Hir, fold: bool) -> Info {
     match hir.kind() {
         // Zero-width: an assertion consumes nothing, so literals on both sides stay adjacent.
         HirKind::Empty | HirKind::Look(_) => Info::exact(vec![Vec::new()]),
+        HirKind::Literal(lit) if fold => Info::exact(vec![lit.0.to_ascii_lowercase()]),
         HirKind::Literal(lit) => Info::exact(vec![lit.0.to_vec()]),
-        HirKind::Class(class) => match class_set(class) {
+        HirKind::Class(class) => match class_set(class, fold) {
             Some(set) => Info::exact(set),
             None => Info {
                 exact: None,
                 required: lead_bytes(class).map(Need::plain).into_iter().collect(),
             },
         },
-        HirKind::Capture(capture) => info(&capture.sub),
-        HirKind::Repetition(rep) => repetition(rep),
-        HirKind::Concat(subs) => concat(subs),
-        HirKind::Alternation(subs) => alternation(subs),
+        HirKind::Capture(capture) => info(&capture.sub, fold),
+        HirKind::Repetition(rep) => repetition(rep, fold),
+        HirKind::Concat(subs) => concat(subs, fold),
+        HirKind::Alternation(subs) => alternation(subs, fold),
     }
 }
 
-/// A small class as the set of its characters' encodings.
-fn class_set(class: &Class) -> Option<Set> {
+/// A small class as the set of its characters' encodings (ASCII letters lowercased with `fold`:
+/// `[Ee]` is one string then).
+fn class_set(class: &Class, fold: bool) -> Option<Set> {
     let ranges = ranges(class)?;
     let count: u32 = ranges
         .iter()
         .map(|&(a, b)| u32::from(b) - u32::from(a) + 1)
         .sum();
-    (count as usize <= CLASS_CAP).then(|| {
-        ranges
-            .iter()
-            .flat_map(|&(a, b)| a..=b)
-            .map(|ch| ch.to_string().into_bytes())
-            .collect()
-    })
+    (count as usize <= CLASS_CAP)
+        .then(|| {
+            ranges
+                .iter()
+                .flat_map(|&(a, b)| a..=b)
+                .map(|ch| match fold {
+                    true => ch.to_ascii_lowercase().to_string().into_bytes(),
+                    false => ch.to_string().into_bytes(),
+                })
+                .collect::<Set>()
+        })
+        .map(sorted)
 }
 
 /// A large class of non-ASCII characters by the first two bytes of their encodings, when those
@@ -284,13 +336,13 @@ fn product(a: &Set, b: &Set) -> Option<Set> {
 /// A concatenation: adjacent exact parts multiply into longer literals (a run); a part that is
 /// not exact ends the run, which is then required as a whole — right before that part's first
 /// character class and right after the previous part's last, where those are known.
-fn concat(subs: &[Hir]) -> Info {
+fn concat(subs: &[Hir], fold: bool) -> Info {
     let mut required = Vec::new();
     let mut run: Set = vec![Vec::new()];
     let mut before: Option<Ranges> = None;
     let mut exact = true;
     for sub in subs {
-        let part = info(sub);
+        let part = info(sub, fold);
         required.extend(part.required);
         match part.exact {
             Some(e) => match product(&run, &e) {
@@ -330,8 +382,8 @@ fn concat(subs: &[Hir]) -> Info {
 
 /// A repetition: exact if the part is and the counts are few (`x?` is `""` or `x`); otherwise,
 /// with `min ≥ 1`, every match holds a copy of the part, and its first `min` copies are adjacent.
-fn repetition(rep: &Repetition) -> Info {
-    let part = info(&rep.sub);
+fn repetition(rep: &Repetition, fold: bool) -> Info {
+    let part = info(&rep.sub, fold);
     if let (Some(one), Some(max)) = (&part.exact, rep.max)
         && let Some(exact) = counted(one, rep.min, max)
     {
@@ -383,8 +435,8 @@ fn counted(one: &Set, min: u32, max: u32) -> Option<Set> {
 /// An alternation: exact if every branch is and the union is small; otherwise every match holds
 /// a member of the union of one required set per branch (if every branch has one; contexts are
 /// dropped, which only weakens a need).
-fn alternation(subs: &[Hir]) -> Info {
-    let branches: Vec<Info> = subs.iter().map(info).collect();
+fn alternation(subs: &[Hir], fold: bool) -> Info {
+    let branches: Vec<Info> = subs.iter().map(|sub| info(sub, fold)).collect();
     let union = |sets: &mut dyn Iterator<Item = Option<&Set>>| -> Option<Set> {
         let mut out: Set = Vec::new();
         for set in sets {

@@ -13,7 +13,7 @@
 //! ([`Pattern::is_match_lines`]; the same test compares it with the whole search).
 
 use super::compile::build_regex;
-use super::literals::{Need, required};
+use super::literals::{Need, Set, required, required_folded};
 use super::span::{literal_window, newline_span};
 use memchr::memmem::Finder;
 use regex::{Match, Regex};
@@ -50,6 +50,9 @@ struct Window {
 #[derive(Debug, Clone)]
 struct Check {
     finders: Box<[Finder<'static>]>,
+    /// The set is of folded literals (`literals::required_folded`): looked for with this
+    /// ASCII case-insensitive search instead of the finders, which only hold the literals.
+    folded: Option<regex::bytes::Regex>,
     /// A character of these ranges must come right before the literal.
     before: Option<Box<[(char, char)]>>,
     /// And one of these right after it.
@@ -64,14 +67,27 @@ impl Check {
                 .iter()
                 .map(|l| Finder::new(l).into_owned())
                 .collect(),
+            folded: None,
             before: need.before.map(Vec::into_boxed_slice),
             after: need.after.map(Vec::into_boxed_slice),
         }
     }
 
+    /// A set of folded literals, found whatever the case of their ASCII letters.
+    fn folded(set: Set) -> Option<Check> {
+        let branches: Vec<String> = set.iter().map(|l| escape_bytes(l)).collect();
+        let search = regex::bytes::Regex::new(&format!("(?i-u:{})", branches.join("|"))).ok()?;
+        let mut check = Check::new(Need::plain(set));
+        check.folded = Some(search);
+        Some(check)
+    }
+
     /// Whether one of the literals occurs in `text` (with its context).
     fn met(&self, text: &str) -> bool {
         let hay = text.as_bytes();
+        if let Some(search) = &self.folded {
+            return search.is_match(hay);
+        }
         if self.before.is_none() && self.after.is_none() {
             return self.finders.iter().any(|f| f.find(hay).is_some());
         }
@@ -100,6 +116,18 @@ impl Check {
     }
 }
 
+/// `bytes` as a pattern that matches exactly those bytes (letters and digits as themselves,
+/// every other byte as `\xHH`: a literal may end inside a character's encoding).
+fn escape_bytes(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .map(|&b| match b.is_ascii_alphanumeric() {
+            true => char::from(b).to_string(),
+            false => format!("\\x{b:02X}"),
+        })
+        .collect()
+}
+
 /// Whether `ch` is in `class` (no class: anything is).
 fn in_class(class: Option<&[(char, char)]>, ch: Option<char>) -> bool {
     let Some(ranges) = class else {
@@ -116,7 +144,14 @@ impl Pattern {
     /// required literals.
     pub fn new(source: &str) -> Result<Pattern, regex::Error> {
         let regex = build_regex(source)?;
-        let needs: Box<[Check]> = required(source).into_iter().map(Check::new).collect();
+        let mut needs: Box<[Check]> = required(source).into_iter().map(Check::new).collect();
+        if needs.is_empty() {
+            // (a `(?i)` pattern: its letters are case classes)
+            needs = required_folded(source)
+                .into_iter()
+                .filter_map(Check::folded)
+                .collect();
+        }
         let window = match literal_window(source, MIN_WINDOW_LITERAL) {
             Some(w) => Some(Window {
                 finders: Box::new([Finder::new(&w.literal).into_owned()]),
@@ -124,7 +159,7 @@ impl Pattern {
                 after: w.after as usize,
             }),
             None => newline_span(source)
-                .zip(needs.first())
+                .zip(needs.first().filter(|check| check.folded.is_none()))
                 .map(|(span, check)| Window {
                     finders: check.finders.clone(),
                     before: span as usize,
@@ -174,11 +209,15 @@ impl Pattern {
     ///
     /// [`Region::no_blank_lines`]: super::Region::no_blank_lines
     pub fn is_match_lines(&self, text: &str) -> bool {
-        if !self.may_match(text) {
-            return false;
-        }
+        self.may_match(text) && self.search(text, true)
+    }
+
+    /// The regex's answer on a text [`Pattern::may_match`] has passed (the literal check is
+    /// not repeated); with `lines`, a text with no whitespace-only line, searched as
+    /// [`Pattern::is_match_lines`] does.
+    pub fn search(&self, text: &str, lines: bool) -> bool {
         match &self.window {
-            Some(window) if text.len() >= WINDOWED_FROM => self.in_windows(text, window),
+            Some(window) if lines && text.len() >= WINDOWED_FROM => self.in_windows(text, window),
             _ => self.regex.is_match(text),
         }
     }
@@ -301,6 +340,39 @@ mod tests {
     }
 
     #[test]
+    fn a_case_insensitive_pattern_needs_its_folded_literals() {
+        assert_eq!(
+            lits(r"(?im)^\s*ctrl\+p commands"),
+            [vec!["ctrl+p command"]],
+            "letters lowercased, found whatever their case (the `s` that folds with `ſ` left off)"
+        );
+        // `s` folds with `ſ` (U+017F): that spelling is a member too, or it would be missed
+        assert_eq!(lits(r"(?im)^\s*esc"), [vec!["esc", "eſc"]]);
+        let p = Pattern::new(r"(?im)^\s*esc to (?:interrupt|cancel)").expect("compiles");
+        for text in [
+            "ESC TO CANCEL",
+            "  Esc to interrupt",
+            "eſc to cancel",
+            "a\nesc to stop",
+        ] {
+            assert_eq!(p.is_match(text), p.regex().is_match(text), "{text:?}");
+        }
+        assert!(
+            !p.may_match("press escape to quit"),
+            "the literal is absent"
+        );
+        assert!(
+            lits("(?i)ctrl\\+p commands").is_empty(),
+            "a pattern that starts with its literals: the regex's own prefilter looks for them"
+        );
+        assert_eq!(
+            lits("Press (?i:enter)"),
+            [vec!["Press "]],
+            "exact case first"
+        );
+    }
+
+    #[test]
     fn a_literal_next_to_a_class_needs_that_class_there() {
         let p = Pattern::new(r"\d+ (?:shells?|agents?)").expect("compiles");
         assert!(!p.may_match("· ← for agents"), "no digit before ` agent`");
@@ -328,6 +400,8 @@ mod tests {
                 r"\d+11",
                 r"a\d\s?agent\S",
                 r"(?:limit|Yes)+\d",
+                r"(?i)limit|yes\s",
+                r"(?i)agent[^\n]*LIMIT",
             r"[─-╿\x{2801}-\x{28FF}]\s",
             ] {
                 let p = Pattern::new(pattern).expect("compiles");
@@ -338,15 +412,7 @@ mod tests {
 
     #[test]
     fn nothing_required_where_a_match_may_lack_it() {
-        for pattern in [
-            "(?i)esc to interrupt",
-            "a*",
-            "(?:x)?",
-            r"\w+",
-            "foo|.",
-            "",
-            "^$",
-        ] {
+        for pattern in ["a*", "(?:x)?", r"\w+", "foo|.", "", "^$"] {
             assert!(lits(pattern).is_empty(), "{pattern}: {:?}", lits(pattern));
         }
     }
