@@ -332,10 +332,7 @@ impl KindRules {
         let spec = &rule.spec;
         let look = texts.look;
         // A row region is searched around its patterns' literals (no whitespace-only line in it).
-        let matches = match self.regions[rule.region].no_blank_lines() {
-            true => Pattern::is_match_lines,
-            false => Pattern::is_match,
-        };
+        let lines = self.regions[rule.region].no_blank_lines();
         if spec
             .alternate_screen
             .is_some_and(|alt| look.screen.alternate_screen() != alt)
@@ -354,30 +351,42 @@ impl KindRules {
         {
             return None;
         }
-        // Every `all` pattern must match too: one lacking a literal it needs rules the rule out
-        // before any regex runs (a primary with no literal of its own is the costly search).
-        if !spec.all.is_empty() {
+        if !spec.primary_re.is_empty() || !spec.all.is_empty() {
+            // Literals first: a rule lacking one that a pattern it needs holds is out before
+            // any regex runs. The `all` patterns first: any one of them lacking its literal
+            // rules the rule out, where the primaries must all lack theirs.
             let text = texts.text(self, rule.region);
             if !spec.all.iter().all(|re| re.may_match(text)) {
                 return None;
             }
-        }
-        if !spec.primary_re.is_empty() {
-            let hit = match strategy {
-                Strategy::Combined => texts.set_hit(self, rule),
-                Strategy::PerRule => {
-                    let text = texts.text(self, rule.region);
-                    spec.primary_re.iter().any(|re| matches(re, text))
+            // The first primary whose literals are there (the later ones are checked in turn).
+            let first = spec.primary_re.iter().position(|re| re.may_match(text));
+            if !spec.primary_re.is_empty() && first.is_none() {
+                return None;
+            }
+            let hit = match (strategy, first) {
+                (_, None) => true,
+                (Strategy::Combined, _) => texts.set_hit(self, rule),
+                (Strategy::PerRule, Some(first)) => {
+                    let (found, rest) = spec.primary_re[first..].split_at(1);
+                    found.iter().any(|re| re.search(text, lines))
+                        || rest
+                            .iter()
+                            .any(|re| re.may_match(text) && re.search(text, lines))
                 }
             };
-            if !hit {
+            // (the `all` patterns' literals are known to be there)
+            let text = texts.text(self, rule.region);
+            if !hit || !spec.all.iter().all(|re| re.search(text, lines)) {
                 return None;
             }
         }
         let text = texts.text(self, rule.region);
-        if !spec.all.iter().all(|re| matches(re, text))
-            || spec.unless.iter().any(|re| matches(re, text))
-        {
+        let matches = match lines {
+            true => Pattern::is_match_lines,
+            false => Pattern::is_match,
+        };
+        if spec.unless.iter().any(|re| matches(re, text)) {
             return None;
         }
         if !spec.unless_below.is_empty()
