@@ -79,26 +79,40 @@ impl<'s> Rows<'s> {
 
 /// A horizontal rule: a row starting with `─`, or holding a run of ≥ 8 of `─━═`.
 pub fn is_rule(row: &str) -> bool {
+    let bytes = row.as_bytes();
     // Each of `─━═` is encoded starting with 0xE2: most rows have none and are done at once.
-    if memchr::memchr(0xE2, row.as_bytes()).is_none() {
+    let Some(mut at) = memchr::memchr(0xE2, bytes) else {
         return false;
-    }
-    let trimmed = row.trim_start();
-    if trimmed.as_bytes().starts_with("─".as_bytes()) {
+    };
+    if row.trim_start().starts_with('─') {
         return true;
     }
-    let mut run = 0;
-    for ch in trimmed.chars() {
-        if matches!(ch, '─' | '━' | '═') {
-            run += 1;
-            if run >= 8 {
-                return true;
-            }
-        } else {
-            run = 0;
+    // Runs counted in whole encodings from each 0xE2 (always a character's first byte): a
+    // boxed row (`│ … │`) costs two looks, not a walk over its characters.
+    let bar = |i: usize| {
+        matches!(
+            bytes.get(i..i + 3),
+            Some([0xE2, 0x94, 0x80 | 0x81] | [0xE2, 0x95, 0x90])
+        )
+    };
+    loop {
+        let run = (0..8).take_while(|&k| bar(at + 3 * k)).count();
+        if run == 8 {
+            return true;
+        }
+        // (a run starting inside this one ends where it does: shorter still)
+        let from = match run {
+            0 => at + 1,
+            _ => at + 3 * run,
+        };
+        match bytes
+            .get(from..)
+            .and_then(|rest| memchr::memchr(0xE2, rest))
+        {
+            Some(i) => at = from + i,
+            None => return false,
         }
     }
-    false
 }
 
 /// Box borders stripped from a `prompt_box` row.
@@ -353,5 +367,24 @@ mod tests {
         assert!(is_rule("╭━━━━━━━━━━╮"));
         assert!(!is_rule("-------- ascii"));
         assert!(!is_rule("══ two"));
+        assert!(is_rule("│ ─━═─━═─━ │"), "a mixed run");
+        assert!(!is_rule("│ ───────│── │"), "seven, then two");
+        assert!(is_rule("│ ───────│────────"));
+    }
+
+    proptest::proptest! {
+        /// The run counted in encodings is the run counted in characters.
+        #[test]
+        fn rule_rows_as_characters(pieces in proptest::collection::vec(0usize..8, 0..40)) {
+            const PIECES: [&str; 8] = ["─", "━", "═", "│", " ", "a", "╭", "é"];
+            let row: String = pieces.iter().map(|&i| PIECES[i]).collect();
+            let mut run = 0;
+            let by_chars = row.trim_start().starts_with('─')
+                || row.chars().any(|ch| {
+                    run = if matches!(ch, '─' | '━' | '═') { run + 1 } else { 0 };
+                    run >= 8
+                });
+            proptest::prop_assert_eq!(is_rule(&row), by_chars, "{:?}", row);
+        }
     }
 }
