@@ -16,7 +16,8 @@ What it does (stdlib only; reuses tools/capture.py for the mock, HOME and the CL
   * starts `lookout serve --socket S --db D` in a temp dir and `lookout events` (the event log),
   * starts tools/mock_model.py on 127.0.0.1 (capture.Mock), makes HOME=/home/dev like capture.py
     (capture.fresh_home + capture.Claude.setup: pre-seeded ~/.claude.json, trusted project), and
-    writes the Claude Code hooks block of docs/hooks.md, verbatim, into ~/.claude/settings.json,
+    writes the Claude Code hooks block of docs/hooks.md, verbatim, into ~/.claude/settings.json
+    (with `"permissions": {"defaultMode": "default"}`: 2.1.3xx's default auto mode never asks),
   * puts `lookout` (-> target/debug/lookout) and `claude` (-> the installed CLI) on PATH and runs
     `lookout run --socket S --pane live -- claude --debug` in tmux (its own server, -L lookouthooks),
   * drives one turn the mock answers with a Bash tool call that needs permission ("perm: …"),
@@ -302,7 +303,11 @@ def main():
         # HOME exactly as capture.py makes it for claude, plus the hooks of docs/hooks.md
         env = capture.fresh_home()
         agent.setup(env, mock.port)
-        capture.wjson(capture.HOME + "/.claude/settings.json", hooks)
+        # 2.1.3xx runs in auto mode by default and would not ask: the manual mode, as capture.py's
+        # permission cases use (the hooks block itself is written as docs/hooks.md has it)
+        settings = dict(hooks)
+        settings.setdefault("permissions", {}).setdefault("defaultMode", "default")
+        capture.wjson(capture.HOME + "/.claude/settings.json", settings)
         env["PATH"] = run + "/bin:" + env["PATH"]
         env[MARK] = run_id
         log("claude %s, mock on 127.0.0.1:%d, server %s" % (agent.version(), mock.port, sock))
