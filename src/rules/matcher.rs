@@ -1,16 +1,18 @@
-//! Rule evaluation over one screen: each region's text is built at most once, rules are checked in
-//! priority order and the first that fires wins (the order was fixed at load, so ties are already
-//! resolved). Primary patterns are matched per rule, or by one combined `RegexSet` pass per region
-//! (`Strategy::Combined`); both give the same answer and the benches compare them in one run. A
-//! region whose set was over its size limit at load is matched per rule under either strategy.
-//! Per rule, each pattern's required literals are looked for first ([`Pattern::is_match`]): a
-//! region lacking one is not searched by the regex at all.
+//! Rule evaluation over one screen: rules are checked in priority order and the first that
+//! fires wins (the order was fixed at load, so ties are already resolved); each region's text is
+//! built at most once, when a rule first needs it (`rules::texts`). Primary patterns are matched
+//! per rule, or by one combined `RegexSet` pass per region (`Strategy::Combined`); both give the
+//! same answer and the benches compare them in one run. A region whose set was over its size
+//! limit at load is matched per rule under either strategy. Per rule, every pattern's required
+//! literals are looked for before any regex runs ([`Pattern::may_match`]): a region lacking one
+//! is not searched at all.
 //!
-//! [`Pattern::is_match`]: crate::manifest::Pattern::is_match
+//! [`Pattern::may_match`]: crate::manifest::Pattern::may_match
 
-use super::regions::{Grid, RowBuf, Rows, has_spinner, write_bottom, write_region};
-use crate::manifest::{KindRules, Pattern, Region, Rule, RuleState};
-use regex::SetMatches;
+use super::regions::{Grid, has_spinner};
+pub use super::texts::Scratch;
+use super::texts::Texts;
+use crate::manifest::{KindRules, Pattern, Rule, RuleState};
 use std::time::Instant;
 
 /// What one evaluation looks at.
@@ -89,132 +91,6 @@ pub struct Explanation {
     pub verdict: Option<String>,
 }
 
-/// What evaluations reuse from one to the next: the rendered rows, the region texts (one buffer,
-/// each region a slice of it) and the set matches. Kept by the evaluate system, so the hot path
-/// allocates nothing once the buffers have grown to the screen (issue 12).
-#[derive(Debug, Default)]
-pub struct Scratch {
-    /// The screen's rows as rendered so far (and which of them the evaluation read).
-    pub rows: RowBuf,
-    regions: String,
-    spans: Vec<Option<(usize, usize)>>,
-    sets: Vec<Option<SetMatches>>,
-}
-
-impl Scratch {
-    /// Starts over for `grid`: no row rendered yet.
-    pub fn begin(&mut self, grid: &dyn Grid) {
-        self.rows.begin(grid.size().0);
-    }
-}
-
-/// Region texts and set matches of one evaluation, each built at most once.
-struct Texts<'a> {
-    rows: Rows<'a>,
-    look: &'a Look<'a>,
-    regions: &'a mut String,
-    spans: &'a mut Vec<Option<(usize, usize)>>,
-    sets: &'a mut Vec<Option<SetMatches>>,
-    /// The largest `Bottom(n)` built so far: a smaller one is its suffix, a larger one extends it.
-    bottom: Option<Bottom>,
-}
-
-/// A `Bottom(n)` region's text as built in one evaluation.
-#[derive(Debug, Clone, Copy)]
-struct Bottom {
-    /// Its `n`.
-    rows: u8,
-    /// Its text in the region buffer.
-    span: (usize, usize),
-    /// The topmost row it holds (the screen's height if none).
-    top: usize,
-}
-
-impl<'a> Texts<'a> {
-    fn new(look: &'a Look<'a>, regions: usize, scratch: &'a mut Scratch) -> Self {
-        scratch.regions.clear();
-        scratch.spans.clear();
-        scratch.spans.resize(regions, None);
-        scratch.sets.clear();
-        scratch.sets.resize(regions, None);
-        Texts {
-            rows: Rows::new(look.screen, &mut scratch.rows),
-            look,
-            regions: &mut scratch.regions,
-            spans: &mut scratch.spans,
-            sets: &mut scratch.sets,
-            bottom: None,
-        }
-    }
-
-    fn span(&mut self, kind: &KindRules, region: usize) -> (usize, usize) {
-        if let Some(span) = self.spans[region] {
-            return span;
-        }
-        let start = self.regions.len();
-        let span = match (kind.regions[region], self.bottom) {
-            // A smaller bottom region is the suffix of a larger one built already.
-            (Region::Bottom(k), Some(b)) if k <= b.rows => {
-                let (from, end) = b.span;
-                (from + suffix_start(&self.regions[from..end], k), end)
-            }
-            // A larger one is the rows above a smaller one's top, then that one's text: the
-            // same text and the same rows read as building it afresh, without copying twice.
-            (Region::Bottom(k), Some(b)) => {
-                let top = write_bottom(&mut self.rows, k - b.rows, b.top, self.regions);
-                if self.regions.len() > start && b.span.1 > b.span.0 {
-                    self.regions.push('\n');
-                }
-                self.regions.extend_from_within(b.span.0..b.span.1);
-                let span = (start, self.regions.len());
-                self.bottom = Some(Bottom { rows: k, span, top });
-                span
-            }
-            (Region::Bottom(k), None) => {
-                let end = self.rows.len();
-                let top = write_bottom(&mut self.rows, k, end, self.regions);
-                let span = (start, self.regions.len());
-                self.bottom = Some(Bottom { rows: k, span, top });
-                span
-            }
-            (which, _) => {
-                let look = self.look;
-                write_region(
-                    &mut self.rows,
-                    which,
-                    look.title,
-                    look.progress,
-                    self.regions,
-                );
-                (start, self.regions.len())
-            }
-        };
-        self.spans[region] = Some(span);
-        span
-    }
-
-    fn text(&mut self, kind: &KindRules, region: usize) -> &str {
-        let (start, end) = self.span(kind, region);
-        &self.regions[start..end]
-    }
-
-    fn set_hit(&mut self, kind: &KindRules, rule: &Rule) -> bool {
-        let Some(set) = &kind.sets[rule.region] else {
-            // The region's set was over its size limit: this rule's own regexes decide.
-            let text = self.text(kind, rule.region);
-            return rule.spec.primary_re.iter().any(|re| re.is_match(text));
-        };
-        if self.sets[rule.region].is_none() {
-            let matches = set.matches(self.text(kind, rule.region));
-            self.sets[rule.region] = Some(matches);
-        }
-        let Some(matches) = &self.sets[rule.region] else {
-            return false;
-        };
-        rule.set_patterns.clone().any(|i| matches.matched(i))
-    }
-}
-
 /// The fingerprint of `rule`'s last primary hit in `text` (the turn a `finished_turn` rule
 /// points at): a hash of its characters without whitespace, so the same turn re-wrapped by a
 /// resize, or scrolled to another row, is the same turn. No allocation.
@@ -234,16 +110,6 @@ fn turn_print(rule: &Rule, text: &str) -> Option<u64> {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
         });
     Some(print)
-}
-
-/// Where the last `k` rows of `text` (rows joined by `\n`) start.
-fn suffix_start(text: &str, k: u8) -> usize {
-    if k == 0 {
-        return text.len();
-    }
-    memchr::memrchr_iter(b'\n', text.as_bytes())
-        .nth(usize::from(k) - 1)
-        .map_or(0, |i| i + 1)
 }
 
 impl KindRules {
@@ -581,16 +447,6 @@ mod tests {
             };
             assert_eq!(seen(&small_first), seen(&alone), "{text:?}");
         }
-    }
-
-    #[test]
-    fn a_smaller_bottom_is_the_suffix_of_the_larger() {
-        let text = "a\nbb\nccc";
-        let rows = |k| &text[suffix_start(text, k)..];
-        assert_eq!(
-            [rows(0), rows(1), rows(2), rows(3), rows(9)],
-            ["", "ccc", "bb\nccc", text, text]
-        );
     }
 
     #[test]

@@ -5,6 +5,7 @@ pub mod composer;
 mod grid;
 pub mod matcher;
 pub mod regions;
+mod texts;
 
 pub use matcher::{Explanation, Look, Outcome, RuleReport, Scratch, Strategy};
 pub use regions::{Grid, RowBuf, Rows};
