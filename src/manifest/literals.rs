@@ -61,12 +61,19 @@ impl Need {
     }
 }
 
-/// The required sets of `source`, best first. Empty when nothing is required or the pattern does
-/// not parse.
-pub(super) fn required(source: &str) -> Vec<Need> {
-    let Some(node) = analyse(source, false) else {
-        return Vec::new();
-    };
+/// The syntax tree of a rule pattern, parsed with the flags [`super::compile::build_regex`] uses
+/// (what every load-time reading of a pattern starts from: here and in `span`).
+pub(super) fn syntax(source: &str) -> Option<Hir> {
+    ParserBuilder::new()
+        .multi_line(true)
+        .build()
+        .parse(source)
+        .ok()
+}
+
+/// The required sets of a pattern, best first. Empty when nothing is required.
+pub(super) fn required(hir: &Hir) -> Vec<Need> {
+    let node = info(hir, false);
     let mut needs: Vec<Need> = node.required;
     needs.extend(node.exact.map(Need::plain));
     // Each contextual need also without its context: shortened, it may be the cheaper check.
@@ -79,23 +86,20 @@ pub(super) fn required(source: &str) -> Vec<Need> {
     choose(needs)
 }
 
-/// The required sets of `source` with every ASCII letter lowercased, to be looked for ASCII
+/// The required sets of a pattern with every ASCII letter lowercased, to be looked for ASCII
 /// case-insensitively, best first: what a `(?i)` pattern (a `contains` rule) requires, whose
 /// letters are classes (`[Ee]`) that multiply into too many case variants to list. Contexts are
 /// left out. Sound as [`required`] is: lowercasing maps every string a node matches to one of
 /// its folded set, and a text holding a string holds its folded form, case aside. Letters
 /// whose case class reaches past ASCII (`k`: `K`, `s`: `ſ`) keep that character as a member.
-pub(super) fn required_folded(source: &str) -> Vec<Set> {
-    let Ok(hir) = ParserBuilder::new().multi_line(true).build().parse(source) else {
-        return Vec::new();
-    };
+pub(super) fn required_folded(hir: &Hir) -> Vec<Set> {
     // A pattern that starts with its literals (`(?i)type your message`) is searched by the
     // regex's own prefilter for their case variants: a check first would be that search twice.
-    let prefixes = Extractor::new().extract(&hir);
+    let prefixes = Extractor::new().extract(hir);
     if prefixes.is_finite() && prefixes.min_literal_len().is_some_and(|n| n >= MIN_PREFIX) {
         return Vec::new();
     }
-    let node = info(&hir, true);
+    let node = info(hir, true);
     let needs = node
         .required
         .into_iter()
@@ -103,15 +107,6 @@ pub(super) fn required_folded(source: &str) -> Vec<Set> {
         .chain(node.exact.map(Need::plain))
         .collect();
     choose(needs).into_iter().map(|n| n.set).collect()
-}
-
-fn analyse(source: &str, fold: bool) -> Option<Info> {
-    let hir = ParserBuilder::new()
-        .multi_line(true)
-        .build()
-        .parse(source)
-        .ok()?;
-    Some(info(&hir, fold))
 }
 
 /// The best few of `needs` (sets shortened to what matters), none implying another.

@@ -13,7 +13,7 @@
 //! ([`Pattern::is_match_lines`]; the same test compares it with the whole search).
 
 use super::compile::build_regex;
-use super::literals::{Need, Set, required, required_folded};
+use super::literals::{Need, Set, required, required_folded, syntax};
 use super::span::{literal_window, newline_span};
 use memchr::memmem::Finder;
 use regex::{Match, Regex};
@@ -144,21 +144,29 @@ impl Pattern {
     /// required literals.
     pub fn new(source: &str) -> Result<Pattern, regex::Error> {
         let regex = build_regex(source)?;
-        let mut needs: Box<[Check]> = required(source).into_iter().map(Check::new).collect();
+        // (a pattern the regex crate compiles parses: without a tree there is nothing to check)
+        let Some(hir) = syntax(source) else {
+            return Ok(Pattern {
+                regex,
+                needs: Box::new([]),
+                window: None,
+            });
+        };
+        let mut needs: Box<[Check]> = required(&hir).into_iter().map(Check::new).collect();
         if needs.is_empty() {
             // (a `(?i)` pattern: its letters are case classes)
-            needs = required_folded(source)
+            needs = required_folded(&hir)
                 .into_iter()
                 .filter_map(Check::folded)
                 .collect();
         }
-        let window = match literal_window(source, MIN_WINDOW_LITERAL) {
+        let window = match literal_window(&hir, MIN_WINDOW_LITERAL) {
             Some(w) => Some(Window {
                 finders: Box::new([Finder::new(&w.literal).into_owned()]),
                 before: w.before as usize,
                 after: w.after as usize,
             }),
-            None => newline_span(source)
+            None => newline_span(&hir)
                 .zip(needs.first().filter(|check| check.folded.is_none()))
                 .map(|(span, check)| Window {
                     finders: check.finders.clone(),
@@ -186,9 +194,10 @@ impl Pattern {
             .collect()
     }
 
-    /// Whether [`Pattern::is_match_lines`] searches in windows around a literal (a long text).
-    pub fn windowed(&self) -> bool {
-        self.window.is_some()
+    /// Whether [`Pattern::search`] looks at `text`, a row region's, only in windows around a
+    /// literal (it is long enough, and the pattern's matches span few lines around one).
+    pub fn windowed(&self, text: &str) -> bool {
+        self.window.is_some() && text.len() >= WINDOWED_FROM
     }
 
     /// `false` when `text` lacks a required literal, so the regex cannot match it.
@@ -209,7 +218,12 @@ impl Pattern {
     ///
     /// [`Region::no_blank_lines`]: super::Region::no_blank_lines
     pub fn is_match_lines(&self, text: &str) -> bool {
-        self.may_match(text) && self.search(text, true)
+        self.is_match_in(text, true)
+    }
+
+    /// [`Pattern::is_match_lines`] with `lines`, else [`Pattern::is_match`].
+    pub fn is_match_in(&self, text: &str, lines: bool) -> bool {
+        self.may_match(text) && self.search(text, lines)
     }
 
     /// The regex's answer on a text [`Pattern::may_match`] has passed (the literal check is
@@ -217,7 +231,7 @@ impl Pattern {
     /// [`Pattern::is_match_lines`] does.
     pub fn search(&self, text: &str, lines: bool) -> bool {
         match &self.window {
-            Some(window) if lines && text.len() >= WINDOWED_FROM => self.in_windows(text, window),
+            Some(window) if lines && self.windowed(text) => self.in_windows(text, window),
             _ => self.regex.is_match(text),
         }
     }

@@ -12,7 +12,6 @@
 //! the window. A pattern that anchors to the text's own start or end (`\A`, `\z`) gets no count:
 //! a window's edges are line starts, not the text's.
 
-use regex_syntax::ParserBuilder;
 use regex_syntax::hir::{Class, Hir, HirKind, Look};
 use std::cmp::Reverse;
 
@@ -28,22 +27,12 @@ pub(super) struct Window {
     pub after: u32,
 }
 
-/// The parsed pattern, or `None` where it does not parse.
-fn parse(source: &str) -> Option<Hir> {
-    ParserBuilder::new()
-        .multi_line(true)
-        .build()
-        .parse(source)
-        .ok()
-}
-
-/// The most newlines a match of `source` can contain in a text with no whitespace-only line;
-/// `None` when unbounded (or over [`MAX_SPAN`]), anchored to the text's edges, or unparsable.
-pub(super) fn newline_span(source: &str) -> Option<u32> {
-    let hir = parse(source)?;
+/// The most newlines a match of the pattern can contain in a text with no whitespace-only line;
+/// `None` when unbounded (or over [`MAX_SPAN`]) or anchored to the text's edges.
+pub(super) fn newline_span(hir: &Hir) -> Option<u32> {
     match hir.kind() {
         HirKind::Concat(parts) => concat(trim_edges(parts)),
-        _ => span(&hir),
+        _ => span(hir),
     }
     .filter(|&n| n <= MAX_SPAN)
 }
@@ -80,11 +69,10 @@ fn trim_edges(parts: &[Hir]) -> &[Hir] {
 /// `^\s*─{8,}\n\s*esc to interrupt`): the literal is in every match, and the parts before and
 /// after it bound the lines the match takes on each side. `None` when no such literal is at
 /// least `min_len` bytes, or a side is unbounded.
-pub(super) fn literal_window(source: &str, min_len: usize) -> Option<Window> {
-    let hir = parse(source)?;
+pub(super) fn literal_window(hir: &Hir, min_len: usize) -> Option<Window> {
     let parts: &[Hir] = match hir.kind() {
         HirKind::Concat(parts) => trim_edges(parts),
-        _ => std::slice::from_ref(&hir),
+        _ => std::slice::from_ref(hir),
     };
     let mut best: Option<Window> = None;
     for (i, part) in parts.iter().enumerate() {
@@ -210,7 +198,16 @@ fn whitespace_only(hir: &Hir) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{Window, literal_window, newline_span};
+    use super::super::literals::syntax;
+    use super::Window;
+
+    fn newline_span(pattern: &str) -> Option<u32> {
+        super::newline_span(&syntax(pattern).expect("parses"))
+    }
+
+    fn literal_window(pattern: &str, min_len: usize) -> Option<Window> {
+        super::literal_window(&syntax(pattern).expect("parses"), min_len)
+    }
 
     #[test]
     fn spans_of_typical_rules() {
@@ -283,7 +280,6 @@ mod tests {
             r"\Aabc",
             r"abc\z",
             r"(?:a\n){9}",
-            r"(",
         ] {
             assert_eq!(newline_span(p), None, "{p}");
         }

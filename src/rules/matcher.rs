@@ -12,7 +12,7 @@
 use super::regions::{Grid, has_spinner};
 pub use super::texts::Scratch;
 use super::texts::Texts;
-use crate::manifest::{KindRules, Pattern, Rule, RuleState};
+use crate::manifest::{KindRules, Rule, RuleState};
 use std::time::Instant;
 
 /// What one evaluation looks at.
@@ -234,11 +234,9 @@ impl KindRules {
                 (_, None) => true,
                 (Strategy::Combined, _) => texts.set_hit(self, rule),
                 (Strategy::PerRule, Some(first)) => {
-                    let (found, rest) = spec.primary_re[first..].split_at(1);
-                    found.iter().any(|re| re.search(text, lines))
-                        || rest
-                            .iter()
-                            .any(|re| re.may_match(text) && re.search(text, lines))
+                    let rest = spec.primary_re.get(first + 1..).unwrap_or_default();
+                    spec.primary_re[first].search(text, lines)
+                        || rest.iter().any(|re| re.is_match_in(text, lines))
                 }
             };
             // (the `all` patterns' literals are known to be there)
@@ -248,11 +246,7 @@ impl KindRules {
             }
         }
         let text = texts.text(self, rule.region);
-        let matches = match lines {
-            true => Pattern::is_match_lines,
-            false => Pattern::is_match,
-        };
-        if spec.unless.iter().any(|re| matches(re, text)) {
+        if spec.unless.iter().any(|re| re.is_match_in(text, lines)) {
             return None;
         }
         if !spec.unless_below.is_empty()
