@@ -12,7 +12,7 @@
 use super::regions::{Grid, has_spinner};
 pub use super::texts::Scratch;
 use super::texts::Texts;
-use crate::manifest::{KindRules, Rule, RuleState};
+use crate::manifest::{KindRules, Pattern, RuleState};
 use std::time::Instant;
 
 /// What one evaluation looks at.
@@ -91,25 +91,35 @@ pub struct Explanation {
     pub verdict: Option<String>,
 }
 
-/// The fingerprint of `rule`'s last primary hit in `text` (the turn a `finished_turn` rule
-/// points at): a hash of its characters without whitespace, so the same turn re-wrapped by a
-/// resize, or scrolled to another row, is the same turn. No allocation.
-fn turn_print(rule: &Rule, text: &str) -> Option<u64> {
-    let hit = rule
-        .spec
-        .primary_re
-        .iter()
-        .filter_map(|re| re.find_last(text))
-        .max_by_key(|m| m.end())?;
+/// The fingerprint of a `finished_turn` rule's last primary hit (the turn it points at): a hash
+/// of its characters without whitespace, so the same turn re-wrapped by a resize, or scrolled to
+/// another row, is the same turn. No allocation.
+fn fingerprint(hit: &str) -> u64 {
     // FNV-1a over the bytes that are not whitespace
-    let print = hit
-        .as_str()
-        .bytes()
+    hit.bytes()
         .filter(|b| !b.is_ascii_whitespace())
         .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
             (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-    Some(print)
+        })
+}
+
+/// The last of the primaries' successive matches in `text` that ends furthest (its span), the
+/// hit `unless_below` looks under and a `finished_turn` rule's fingerprint reads.
+fn last_hit(primaries: &[Pattern], text: &str) -> Option<(usize, usize)> {
+    primaries
+        .iter()
+        .filter_map(|re| re.find_last(text))
+        .max_by_key(|m| m.end())
+        .map(|m| (m.start(), m.end()))
+}
+
+/// What [`KindRules::fires`] found when a rule fired.
+struct Fired {
+    /// The text its primary pattern matched (only when asked for).
+    matched: Option<String>,
+    /// Its primaries' last hit in the region text, when the rule reads it (`unless_below`,
+    /// `finished_turn`): found once for both.
+    last: Option<(usize, usize)>,
 }
 
 impl KindRules {
@@ -137,12 +147,18 @@ impl KindRules {
         strategy: Strategy,
     ) -> Outcome {
         let mut texts = Texts::new(look, self.regions.len(), scratch);
-        let winner =
-            (0..self.rules.len()).find(|&i| self.fires(i, &mut texts, strategy, false).is_some());
+        let mut last = None;
+        let winner = (0..self.rules.len()).find(|&i| {
+            let fired = self.fires(i, &mut texts, strategy, false);
+            last = fired.as_ref().and_then(|f| f.last);
+            fired.is_some()
+        });
         let turn = winner
             .map(|i| &self.rules[i])
             .filter(|rule| rule.spec.finished_turn)
-            .and_then(|rule| turn_print(rule, texts.text(self, rule.region)));
+            .zip(last)
+            .and_then(|(rule, (a, b))| texts.text(self, rule.region).get(a..b))
+            .map(fingerprint);
         Outcome {
             winner,
             wake: self.wake(look),
@@ -173,7 +189,7 @@ impl KindRules {
                     priority: rule.spec.priority,
                     region: self.regions[rule.region].name(),
                     fired: fired.is_some(),
-                    matched: fired.flatten(),
+                    matched: fired.and_then(|f| f.matched),
                 }
             })
             .collect();
@@ -185,7 +201,7 @@ impl KindRules {
         }
     }
 
-    /// `Some(matched text)` when rule `i` fires (the text only if `want_match`); cheap conditions
+    /// `Some` when rule `i` fires (the matched text only if `want_match`); cheap conditions
     /// first, regions only on demand.
     fn fires(
         &self,
@@ -193,10 +209,13 @@ impl KindRules {
         texts: &mut Texts<'_>,
         strategy: Strategy,
         want_match: bool,
-    ) -> Option<Option<String>> {
+    ) -> Option<Fired> {
         let rule = &self.rules[i];
         let spec = &rule.spec;
         let look = texts.look;
+        // The primaries' last hit, when the rule reads it: then it is the search itself.
+        let reads_last = !spec.unless_below.is_empty() || spec.finished_turn;
+        let mut last = None;
         // A row region is searched around its patterns' literals (no whitespace-only line in it).
         let lines = self.regions[rule.region].no_blank_lines();
         if spec
@@ -232,6 +251,11 @@ impl KindRules {
             }
             let hit = match (strategy, first) {
                 (_, None) => true,
+                (Strategy::PerRule, Some(first)) if reads_last => {
+                    // (the earlier primaries lack a literal: they have no hit)
+                    last = last_hit(&spec.primary_re[first..], text);
+                    last.is_some()
+                }
                 (Strategy::Combined, _) => texts.set_hit(self, rule),
                 (Strategy::PerRule, Some(first)) => {
                     let rest = spec.primary_re.get(first + 1..).unwrap_or_default();
@@ -249,13 +273,11 @@ impl KindRules {
         if spec.unless.iter().any(|re| re.is_match_in(text, lines)) {
             return None;
         }
+        if reads_last && last.is_none() {
+            last = last_hit(&spec.primary_re, text);
+        }
         if !spec.unless_below.is_empty()
-            && let Some(end) = spec
-                .primary_re
-                .iter()
-                .filter_map(|re| re.find_last(text))
-                .map(|m| m.end())
-                .max()
+            && let Some((_, end)) = last
         {
             let below = text[end..].split_once('\n').map_or("", |(_, rest)| rest);
             if spec.unless_below.iter().any(|re| re.is_match(below)) {
@@ -265,15 +287,11 @@ impl KindRules {
         if spec.spinner.is_some_and(|want| has_spinner(text) != want) {
             return None;
         }
-        if !want_match {
-            return Some(None);
-        }
-        let matched = spec
-            .primary_re
-            .iter()
-            .find_map(|re| re.find(text))
+        let matched = want_match
+            .then(|| spec.primary_re.iter().find_map(|re| re.find(text)))
+            .flatten()
             .map(|m| m.as_str().to_owned());
-        Some(matched)
+        Some(Fired { matched, last })
     }
 
     /// The next instant at which a `quiet_ms`/`changed_within_ms` condition flips.
@@ -460,5 +478,38 @@ mod tests {
             k.evaluate(&look).wake,
             Some(now + Duration::from_millis(500))
         );
+    }
+
+    #[test]
+    fn a_finished_turn_points_at_its_last_hit_whatever_its_wrapping() {
+        let c = kind(
+            "[[screen]]\nid='t'\nstate='idle'\nregion='screen'\nregex='(?m)^> \\S[^\\n]*\\n(?:[^\\n]*\\n)*?^\\* \\S'\nfinished_turn=true\nunless_below=['^thinking']",
+        );
+        let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
+        let turn = |text: &str, strategy| {
+            let p = parser(text, false);
+            let now = Instant::now();
+            let look = Look {
+                screen: p.screen(),
+                title: "",
+                progress: "",
+                changed_at: None,
+                now,
+            };
+            k.evaluate_with(&look, strategy).turn
+        };
+        let one = "> first\n* answer one\n";
+        let two = "> first\n* answer one\n> second\n* answer two\n";
+        for strategy in [Strategy::PerRule, Strategy::Combined] {
+            let (a, b) = (turn(one, strategy), turn(two, strategy));
+            assert!(a.is_some() && b.is_some(), "{strategy:?}");
+            assert_ne!(a, b, "a new turn is another turn ({strategy:?})");
+            assert_eq!(
+                turn("> second\n* answer   two\n", strategy),
+                b,
+                "the last hit alone, whitespace aside ({strategy:?})"
+            );
+            assert_eq!(turn(&format!("{two}thinking"), strategy), None);
+        }
     }
 }
