@@ -52,8 +52,8 @@ pub struct RowsUpdate {
 pub struct RowGrid {
     rows: Vec<GridRow>,
     cols: u16,
-    /// Each row's hashes: of its text, trailing blanks trimmed (`Grid::ready_row`), and of its
-    /// text and attribute runs (`Grid::look_hash`).
+    /// Each row's hashes: of its text (`Grid::ready_row`), and of its text and attribute runs
+    /// (`Grid::look_hash`).
     hashes: Vec<(u64, u64)>,
     cursor: (u16, u16),
     alternate: bool,
@@ -78,9 +78,14 @@ impl RowGrid {
             let (Some(slot), Some(hash)) = (self.rows.get_mut(r), self.hashes.get_mut(r)) else {
                 continue;
             };
-            // A row never holds a newline: one sent by the embedder would split it.
+            // A row never holds a newline: one sent by the embedder would split it. Its trailing
+            // blanks are dropped once here, not at every read (the columns past the text are
+            // blank cells all the same).
             if row.text.contains('\n') {
                 row.text = row.text.replace('\n', " ").into();
+            }
+            if row.text.len() != row.text.trim_end().len() {
+                row.text = row.text.trim_end().into();
             }
             *hash = hashes(&row);
             *slot = row;
@@ -106,12 +111,9 @@ impl RowGrid {
         let last = self
             .rows
             .iter()
-            .rposition(|r| !r.text.trim_end().is_empty())
+            .rposition(|r| !r.text.is_empty())
             .map_or(0, |i| i + 1);
-        let rows: Vec<&str> = self.rows[..last]
-            .iter()
-            .map(|r| r.text.trim_end())
-            .collect();
+        let rows: Vec<&str> = self.rows[..last].iter().map(|r| &*r.text).collect();
         rows.join("\n")
     }
 
@@ -129,7 +131,7 @@ impl RowGrid {
 
 /// A row's text hash and look hash (text and attribute runs).
 fn hashes(row: &GridRow) -> (u64, u64) {
-    let text = row_hash(row.text.trim_end());
+    let text = row_hash(&row.text);
     let look = row.runs.iter().fold(text, |h, run| {
         let span = u64::from(run.start) << 48 | u64::from(run.end) << 32;
         look_step(h, span | colour_bits(run.fg) << 1 | u64::from(run.dim))
@@ -163,7 +165,8 @@ impl Grid for RowGrid {
 
     fn ready_row(&self, row: u16) -> Option<(&str, u64)> {
         let r = usize::from(row);
-        Some((self.rows.get(r)?.text.trim_end(), self.hashes.get(r)?.0))
+        // (kept without trailing blanks by `apply`)
+        Some((&self.rows.get(r)?.text, self.hashes.get(r)?.0))
     }
 
     fn look_hash(&self, row: u16) -> Option<u64> {
