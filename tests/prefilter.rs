@@ -4,7 +4,8 @@
 //! kind — and over the whole screen and each of its rows — with and without the literal check.
 //! The answers must be the same: a required literal the check says is absent from a text the
 //! regex matches would silently switch a rule off. Likewise for the search in windows around a
-//! literal on the row regions (no whitespace-only line): it must answer as the whole search.
+//! literal on the row regions (no whitespace-only line): it must answer as the whole search. And
+//! for the composer's glyphs: a row their leading strings rule out must not start with one.
 
 use lookout::components::Osc;
 use lookout::corpus;
@@ -69,7 +70,7 @@ fn the_literal_check_never_rejects_a_text_the_regex_matches() {
     assert!(errors.is_empty(), "{errors:?}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let (mut screens, mut checks, mut rejected, mut with_literals) = (0, 0, 0, 0);
-    let mut windowed = 0;
+    let (mut windowed, mut lead_checks, mut lead_rejected) = (0, 0, 0);
     for kind in catalog.kinds() {
         with_literals += patterns(kind)
             .filter(|(_, p)| !p.literals().is_empty())
@@ -102,6 +103,22 @@ fn the_literal_check_never_rejects_a_text_the_regex_matches() {
                 }
                 EventKind::Marker(_) => {
                     screens += 1;
+                    if let Some(spec) = &kind.composer {
+                        for row in p.screen().contents().lines() {
+                            let row = row.trim_start();
+                            let padded = format!("{row} ");
+                            let glyph = spec.glyphs.iter().any(|re| re.is_match(&padded));
+                            lead_checks += 1;
+                            lead_rejected += usize::from(!spec.may_lead(row));
+                            assert!(
+                                spec.may_lead(row) || !glyph,
+                                "{}: a composer glyph of `{}` leads {row:?}, its leading \
+                                 strings say none can",
+                                fixture.path.display(),
+                                fixture.kind,
+                            );
+                        }
+                    }
                     for text in row_region_texts(kind, p.screen(), &title, &progress) {
                         for (rule, pattern) in patterns(kind) {
                             windowed += usize::from(pattern.windowed(&text));
@@ -139,7 +156,14 @@ fn the_literal_check_never_rejects_a_text_the_regex_matches() {
          {with_literals} patterns have required literals; {windowed} long row-region checks \
          searched in windows"
     );
+    println!(
+        "{lead_checks} rows checked for a composer glyph, {lead_rejected} told by their first bytes"
+    );
     assert!(screens > 1000, "the corpus was read ({screens} screens)");
+    assert!(
+        lead_rejected > lead_checks / 2,
+        "rows are told by their first bytes ({lead_rejected} of {lead_checks})"
+    );
     assert!(
         windowed > screens,
         "long row regions were searched in windows ({windowed} checks)"

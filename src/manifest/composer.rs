@@ -4,6 +4,7 @@
 
 use super::compile::{MAX_PATTERN_CHARS, MAX_PATTERNS, build_regex};
 use super::error::{ManifestError, ManifestErrorKind as K};
+use super::literals::{leading, syntax};
 use super::raw::{OneOrMany, RawComposer};
 use regex::Regex;
 
@@ -28,6 +29,10 @@ pub struct ComposerSpec {
     /// Prompt glyphs, anchored at the first input row's first non-blank cell. Required for
     /// `glyph`; for the other shapes, when given, the first input row must start with one.
     pub glyphs: Vec<Regex>,
+    /// What every glyph match starts with, read once from the glyphs' syntax (`None`: no such
+    /// finite set): a row starting with none of these is told from its first bytes, not by a
+    /// regex ([`ComposerSpec::may_lead`]).
+    leads: Option<Vec<Vec<u8>>>,
     /// `bar`: the glyphs the bar is drawn with.
     pub bars: Vec<String>,
     /// The most rows the input box may span: a taller candidate is not a composer.
@@ -42,6 +47,23 @@ pub struct ComposerSpec {
     pub cursorless: bool,
     /// The agent holds input typed while it works, to send next.
     pub queues: bool,
+}
+
+impl ComposerSpec {
+    /// `false` when no glyph can match at the start of `row` followed by one blank (a row's
+    /// text from its first non-blank character, as the composer reader tests it): told from
+    /// the glyphs' leading strings; `true` when they do not tell (then the regex does).
+    pub fn may_lead(&self, row: &str) -> bool {
+        let Some(leads) = &self.leads else {
+            return true;
+        };
+        let row = row.as_bytes();
+        leads.iter().any(|lead| match lead.split_last() {
+            // (a lead one longer than the row: the row, then the blank)
+            Some((b' ', head)) if head.len() == row.len() => head == row,
+            _ => row.starts_with(lead),
+        })
+    }
 }
 
 const DEFAULT_MAX_ROWS: u16 = 12;
@@ -103,6 +125,13 @@ pub fn compile_composer(
         out
     };
     let glyphs = patterns("glyph", raw.glyph);
+    // (the union of every glyph's leading strings; none at all if one glyph has none)
+    let leads = glyphs
+        .iter()
+        .map(|re| syntax(re.as_str()).as_ref().and_then(leading))
+        .collect::<Option<Vec<_>>>()
+        .map(|sets| sets.concat())
+        .filter(|leads| !leads.is_empty());
     let ignore = patterns("ignore", raw.ignore);
     let mut err = |field: &str, kind: K| {
         errors.push(ManifestError::at(
@@ -140,6 +169,7 @@ pub fn compile_composer(
     (errors.len() == before).then_some(ComposerSpec {
         shapes,
         glyphs,
+        leads,
         bars,
         max_rows,
         alternate_screen: raw.alternate_screen.unwrap_or(false),
@@ -161,6 +191,23 @@ mod tests {
     }
 
     #[test]
+    fn glyph_leads_are_every_glyph_s_first_bytes_or_none() {
+        let spec = |glyph: &str| {
+            let toml = format!("kind=\"k\"\n[composer]\nshape=\"glyph\"\nglyph={glyph}");
+            compile_file("t.toml", &toml)
+                .expect("compiles")
+                .composer
+                .expect("composer")
+        };
+        let two = spec("['[❯>](?:\\s|$)', 'diff> ']");
+        assert!(two.may_lead("❯ x") && two.may_lead(">") && two.may_lead("diff> a"));
+        assert!(!two.may_lead("● text") && !two.may_lead("dif"));
+        // A glyph that can start with anything: every row goes to the regex.
+        let any = spec("['\\S+> ']");
+        assert!(any.may_lead("anything") && any.may_lead(""));
+    }
+
+    #[test]
     fn a_good_composer_compiles() {
         let f = compile_file(
             "t.toml",
@@ -178,6 +225,7 @@ mod tests {
         .composer
         .expect("composer");
         assert!(g.glyphs[0].is_match("› x") && !g.glyphs[0].is_match("x › "));
+        assert!(g.may_lead("› x") && g.may_lead("›") && !g.may_lead("x › ") && !g.may_lead(""));
     }
 
     #[test]

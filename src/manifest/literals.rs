@@ -86,6 +86,18 @@ pub(super) fn required(hir: &Hir) -> Vec<Need> {
     choose(needs)
 }
 
+/// The strings every match of a pattern starts with (`regex-syntax`'s prefix extraction; a
+/// literal it marks inexact is still a prefix of the match), when they are a finite set and none
+/// is empty: a text that starts with none of them holds no match at its start.
+pub(super) fn leading(hir: &Hir) -> Option<Set> {
+    let prefixes = Extractor::new().extract(hir);
+    let literals = prefixes.literals()?;
+    if literals.is_empty() || literals.iter().any(|l| l.as_bytes().is_empty()) {
+        return None;
+    }
+    Some(literals.iter().map(|l| l.as_bytes().to_vec()).collect())
+}
+
 /// The required sets of a pattern with every ASCII letter lowercased, to be looked for ASCII
 /// case-insensitively, best first: what a `(?i)` pattern (a `contains` rule) requires, whose
 /// letters are classes (`[Ee]`) that multiply into too many case variants to list. Contexts are

@@ -117,7 +117,8 @@ impl<'s, 'b> Cells<'s, 'b> {
         let mut padded = std::mem::take(&mut self.padded);
         padded.clear();
         padded.push_str(self.line(r).trim_start());
-        let none = padded.is_empty() || {
+        // (most rows are told by their first bytes)
+        let none = padded.is_empty() || !spec.may_lead(&padded) || {
             padded.push(' ');
             !spec.glyphs.iter().any(|re| re.is_match(&padded))
         };
