@@ -115,13 +115,16 @@ impl<'s, 'b> Cells<'s, 'b> {
     /// row's text alone, before any cell is read.
     fn no_glyph(&mut self, spec: &ComposerSpec, r: u16) -> bool {
         let mut padded = std::mem::take(&mut self.padded);
-        padded.clear();
-        padded.push_str(self.line(r).trim_start());
-        // (most rows are told by their first bytes)
-        let none = padded.is_empty() || !spec.may_lead(&padded) || {
+        let line = self.line(r);
+        let text = line.trim_start();
+        // (most rows are told by their first bytes, before any copy)
+        let none = text.is_empty() || !spec.may_lead(text) || {
+            padded.clear();
+            padded.push_str(text);
             padded.push(' ');
             !spec.glyphs.iter().any(|re| re.is_match(&padded))
         };
+        drop(line);
         self.padded = padded;
         none
     }
