@@ -339,6 +339,17 @@ mod tests {
         p
     }
 
+    /// A look at `p` with no title and no time condition.
+    fn untimed(p: &vt100::Parser) -> Look<'_> {
+        Look {
+            screen: p.screen(),
+            title: "",
+            progress: "",
+            changed_at: None,
+            now: Instant::now(),
+        }
+    }
+
     fn winner(
         c: &Catalog,
         text: &str,
@@ -440,14 +451,7 @@ mod tests {
             "1\n2\n3\n4\n5\n6\n7",
         ] {
             let p = parser(text, false);
-            let now = Instant::now();
-            let look = Look {
-                screen: p.screen(),
-                title: "",
-                progress: "",
-                changed_at: None,
-                now,
-            };
+            let look = untimed(&p);
             let seen = |c: &Catalog| {
                 let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
                 let mut scratch = Scratch::default();
@@ -488,14 +492,7 @@ mod tests {
         let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
         let turn = |text: &str, strategy| {
             let p = parser(text, false);
-            let now = Instant::now();
-            let look = Look {
-                screen: p.screen(),
-                title: "",
-                progress: "",
-                changed_at: None,
-                now,
-            };
+            let look = untimed(&p);
             k.evaluate_with(&look, strategy).turn
         };
         let one = "> first\n* answer one\n";
