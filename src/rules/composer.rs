@@ -326,35 +326,42 @@ fn content(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, found: Found) -> Compo
 /// The column the input starts at on a first row read from `from`, after a prompt glyph when the
 /// spec names glyphs (`None`: the spec names glyphs and none leads the row).
 fn after_glyph(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, r: u16, from: u16) -> Option<u16> {
-    if from == 0 && !spec.glyphs.is_empty() && grid.no_glyph(spec, r) {
-        return None;
-    }
-    let cells: Vec<Cell<'_>> = grid
-        .row(r)
-        .iter()
-        .filter(|c| c.col >= from)
-        .cloned()
-        .collect();
     if spec.glyphs.is_empty() {
+        // (the answer does not depend on the row, but the read looked at it)
+        grid.text.mark_read(usize::from(r));
         return Some(from);
     }
-    let start = cells.iter().position(|c| !c.blank())?;
-    let text: String = cells[start..].iter().map(|c| c.text.as_ref()).collect();
-    let end = spec
-        .glyphs
-        .iter()
-        .filter_map(|re| re.find(&text))
-        .map(|m| m.end())
-        .max()?;
-    // Map the byte offset back to a cell.
-    let mut bytes = 0;
-    for c in &cells[start..] {
-        if bytes >= end {
-            return Some(c.col);
-        }
-        bytes += c.text.len();
+    if from == 0 && grid.no_glyph(spec, r) {
+        return None;
     }
-    cells.last().map(|c| c.col + 1)
+    // The row's cells from `from`, read in place; their text joined in the reused buffer.
+    let mut text = std::mem::take(&mut grid.padded);
+    let cells = grid.row(r);
+    let cells = &cells[cells
+        .iter()
+        .position(|c| c.col >= from)
+        .unwrap_or(cells.len())..];
+    let found = cells.iter().position(|c| !c.blank()).and_then(|start| {
+        text.clear();
+        cells[start..].iter().for_each(|c| text.push_str(&c.text));
+        let end = spec
+            .glyphs
+            .iter()
+            .filter_map(|re| re.find(&text))
+            .map(|m| m.end())
+            .max()?;
+        // Map the byte offset back to a cell.
+        let mut bytes = 0;
+        for c in &cells[start..] {
+            if bytes >= end {
+                return Some(c.col);
+            }
+            bytes += c.text.len();
+        }
+        cells.last().map(|c| c.col + 1)
+    });
+    grid.padded = text;
+    found
 }
 
 /// A complete box around the cursor: sides left and right of it on every row, corners above
