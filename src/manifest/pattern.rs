@@ -200,6 +200,12 @@ impl Pattern {
         self.window.is_some() && text.len() >= WINDOWED_FROM
     }
 
+    /// Whether its literal check is a case-insensitive search (a `(?i)` pattern), which costs
+    /// a regex pass where the others cost `memmem` scans: checked after those.
+    pub fn folded(&self) -> bool {
+        self.needs.iter().any(|c| c.folded.is_some())
+    }
+
     /// `false` when `text` lacks a required literal, so the regex cannot match it.
     pub fn may_match(&self, text: &str) -> bool {
         self.needs.iter().all(|c| c.met(text))

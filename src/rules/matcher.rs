@@ -224,29 +224,39 @@ impl KindRules {
         {
             return None;
         }
-        let elapsed = look
-            .changed_at
-            .map(|t| look.now.saturating_duration_since(t));
-        if spec.quiet.is_some_and(|q| elapsed.is_none_or(|e| e < q)) {
-            return None;
-        }
-        if spec
-            .changed_within
-            .is_some_and(|w| elapsed.is_none_or(|e| e >= w))
-        {
-            return None;
+        if spec.quiet.is_some() || spec.changed_within.is_some() {
+            // (most rules have no time condition: the clock is not read for them)
+            let elapsed = look
+                .changed_at
+                .map(|t| look.now.saturating_duration_since(t));
+            if spec.quiet.is_some_and(|q| elapsed.is_none_or(|e| e < q)) {
+                return None;
+            }
+            if spec
+                .changed_within
+                .is_some_and(|w| elapsed.is_none_or(|e| e >= w))
+            {
+                return None;
+            }
         }
         if !spec.primary_re.is_empty() || !spec.all.is_empty() {
             // Literals first: a rule lacking one that a pattern it needs holds is out before
             // any regex runs. The `all` patterns first: any one of them lacking its literal
-            // rules the rule out, where the primaries must all lack theirs.
+            // rules the rule out, where the primaries must all lack theirs; but a folded
+            // check (a case-insensitive search) after the primaries' `memmem` scans.
             let text = texts.text(self, rule.region);
-            if !spec.all.iter().all(|re| re.may_match(text)) {
+            let all_met = |folded: bool| {
+                spec.all
+                    .iter()
+                    .filter(|re| re.folded() == folded)
+                    .all(|re| re.may_match(text))
+            };
+            if !all_met(false) {
                 return None;
             }
             // The first primary whose literals are there (the later ones are checked in turn).
             let first = spec.primary_re.iter().position(|re| re.may_match(text));
-            if !spec.primary_re.is_empty() && first.is_none() {
+            if !spec.primary_re.is_empty() && first.is_none() || !all_met(true) {
                 return None;
             }
             let hit = match (strategy, first) {
