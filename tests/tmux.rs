@@ -129,6 +129,26 @@ fn tmux_panes_reach_blocked_and_done_and_publish_options() {
         || describe(&served, &tmux, &first),
     );
 
+    // Working by the title alone: the server runs without a locale (as under systemd), where
+    // tmux would print the spinner (and the tabs `list-panes` is split by) as `_`.
+    tmux.type_line(&first, "t");
+    wait_until(
+        "working by the title's spinner",
+        || {
+            state(&served, &id(&first)).is_some_and(|s| {
+                s.lifecycle.name() == "working"
+                    && s.cause.as_deref() == Some("screen:title-spinner")
+            })
+        },
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "i");
+    wait_until(
+        "done again",
+        || is(&first, "claude", "done"),
+        || describe(&served, &tmux, &first),
+    );
+
     // A second pane runs the agent directly (no shell); it blocks, so the window rolls up to blocked.
     let second = tmux.run(&[
         "split-window",

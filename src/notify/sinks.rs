@@ -199,14 +199,12 @@ fn tmux_pane(pane: &str) -> Option<(Socket, &str)> {
 }
 
 fn tmux_run(tmux: &Socket, args: &[&str]) -> Result<(), String> {
-    let Socket::Path(path) = tmux else {
+    let Socket::Path(_) = tmux else {
         return Err("no tmux socket".into());
     };
-    let out = Command::new("tmux")
-        .arg("-S")
-        .arg(path)
+    let out = tmux
+        .command()
         .args(args)
-        .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("tmux: {e}"))?;
     if out.status.success() {
@@ -221,16 +219,10 @@ fn tmux_run(tmux: &Socket, args: &[&str]) -> Result<(), String> {
 }
 
 fn tmux_output(tmux: &Socket, args: &[&str]) -> Option<String> {
-    let Socket::Path(path) = tmux else {
+    let Socket::Path(_) = tmux else {
         return None;
     };
-    let out = Command::new("tmux")
-        .arg("-S")
-        .arg(path)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
+    let out = tmux.command().args(args).output().ok()?;
     out.status
         .success()
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())

@@ -6,7 +6,6 @@
 //! per call, as tmux's own tools do); it keeps no state.
 
 use std::collections::HashMap;
-use std::ffi::OsString;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;
@@ -164,6 +163,25 @@ impl Socket {
         Some((Socket::Path(dir.join(name)), id))
     }
 
+    /// A `tmux` command for this server. Always `-u`: without a UTF-8 locale (a server started by
+    /// systemd, cron or `env -i`) tmux prints every tab and non-ASCII character of a format as
+    /// `_`, which garbles each `list-panes` line and every agent's title.
+    pub fn command(&self) -> Command {
+        let mut command = Command::new("tmux");
+        command.arg("-u");
+        match self {
+            Socket::Default => {}
+            Socket::Name(name) => {
+                command.arg("-L").arg(name);
+            }
+            Socket::Path(path) => {
+                command.arg("-S").arg(path);
+            }
+        }
+        command.stdin(Stdio::null());
+        command
+    }
+
     /// The lookout pane id of tmux pane `id` (`%3`) on this server: `tmux:%3`, or `tmux:NAME:%3`.
     /// The tmux source opens panes under this id and `lookout report` finds its pane by it.
     pub fn pane_id(&self, id: &str) -> String {
@@ -192,10 +210,10 @@ impl Tmux {
     }
 
     fn run(&self, args: &[&str]) -> Result<Output, TmuxError> {
-        let output = Command::new("tmux")
-            .args(self.socket_args())
+        let output = self
+            .socket
+            .command()
             .args(args)
-            .stdin(Stdio::null())
             .output()
             .map_err(TmuxError::Spawn)?;
         if output.status.success() {
@@ -205,14 +223,6 @@ impl Tmux {
                 command: args.first().copied().unwrap_or_default().to_owned(),
                 stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
             })
-        }
-    }
-
-    fn socket_args(&self) -> Vec<OsString> {
-        match &self.socket {
-            Socket::Default => Vec::new(),
-            Socket::Name(name) => vec!["-L".into(), name.into()],
-            Socket::Path(path) => vec!["-S".into(), path.into()],
         }
     }
 
@@ -237,10 +247,16 @@ impl Tmux {
     pub fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
         let output = self.run(&["list-panes", "-a", "-F", FORMAT])?;
         let text = String::from_utf8_lossy(&output.stdout);
-        Ok(text
-            .lines()
-            .filter_map(|line| PaneInfo::parse(line).ok())
-            .collect())
+        let (panes, bad): (Vec<_>, Vec<_>) =
+            text.lines().map(PaneInfo::parse).partition(Result::is_ok);
+        match bad.into_iter().find_map(Result::err) {
+            // Nothing usable: say what tmux printed rather than report no panes.
+            Some(BadLine(line)) if panes.is_empty() => Err(TmuxError::Failed {
+                command: "list-panes".into(),
+                stderr: format!("unexpected answer {line:?}"),
+            }),
+            _ => Ok(panes.into_iter().filter_map(Result::ok).collect()),
+        }
     }
 
     /// The panes attached clients are looking at: the active pane of each client's window.
@@ -326,12 +342,7 @@ impl Tmux {
             args.extend(["capture-pane", "-p", "-e", "-t", id]);
             args.extend([";", "display-message", "-p", &marker]);
         }
-        let stdout = match Command::new("tmux")
-            .args(self.socket_args())
-            .args(&args)
-            .stdin(Stdio::null())
-            .output()
-        {
+        let stdout = match self.socket.command().args(&args).output() {
             Ok(out) => out.stdout,
             Err(_) => Vec::new(),
         };
@@ -399,13 +410,6 @@ impl Tmux {
             }
         }
         found
-    }
-
-    /// The argv prefix of this server, for callers that run tmux themselves (tests, docs).
-    pub fn argv_prefix(&self) -> Vec<OsString> {
-        let mut argv = vec![OsString::from("tmux")];
-        argv.extend(self.socket_args());
-        argv
     }
 }
 

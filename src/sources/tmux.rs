@@ -96,9 +96,15 @@ impl TmuxSource {
 
 impl PaneSource for TmuxSource {
     fn list(&mut self) -> Option<Vec<Listed>> {
-        let Ok(listed) = self.tmux.list_panes() else {
-            self.away += 1;
-            return None;
+        let listed = match self.tmux.list_panes() {
+            Ok(listed) => listed,
+            Err(e) => {
+                if self.away == 0 {
+                    eprintln!("lookout: {e}");
+                }
+                self.away += 1;
+                return None;
+            }
         };
         self.away = 0;
         let instance = listed.first().map(|p| self.instance_of(p.server_pid));

@@ -3,16 +3,19 @@
 
 use std::path::{Path, PathBuf};
 
-/// w = working, b = permission dialog, i = idle prompt box, q = quit (with `$EXIT_CODE`, default 0).
+/// w = working, b = permission dialog, i = idle prompt box, t = working by its title alone (a
+/// braille spinner), q = quit (with `$EXIT_CODE`, default 0).
 pub const FAKE_CLAUDE: &str = r#"#!/bin/bash
 rule='────────────────────────────────────────'
-scene() { printf '\033[H\033[2J%s\r\n\r\n' 'fake claude'; printf '%s\r\n' "$@"; }
+title() { printf '\033]2;%s\007' "$1"; }
+scene() { title '✳ Claude Code'; printf '\033[H\033[2J%s\r\n\r\n' 'fake claude'; printf '%s\r\n' "$@"; }
 scene "$rule" '> ' "$rule"
 while IFS= read -r -s cmd; do
   case "$cmd" in
     w) scene '✻ Thinking… (esc to interrupt)' '' "$rule" '> ' "$rule" ;;
     b) scene 'Bash command' '  rm -rf build' 'Do you want to proceed?' '❯ 1. Yes' '  2. No' ;;
     i) scene '● Done.' '' "$rule" '> ' "$rule" ;;
+    t) scene "$rule" '> ' "$rule"; title '⠐ Fixing the build' ;;
     q) exit "${EXIT_CODE:-0}" ;;
   esac
 done

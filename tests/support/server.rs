@@ -42,6 +42,10 @@ impl Served {
             .args(extra)
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("XDG_STATE_HOME", dir.join("state"))
+            // As a server started by systemd, cron or `env -i` runs: nothing may hang on a locale.
+            .env_remove("LANG")
+            .env_remove("LC_ALL")
+            .env_remove("LC_CTYPE")
             .stdin(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
