@@ -247,15 +247,23 @@ impl Tmux {
     pub fn list_panes(&self) -> Result<Vec<PaneInfo>, TmuxError> {
         let output = self.run(&["list-panes", "-a", "-F", FORMAT])?;
         let text = String::from_utf8_lossy(&output.stdout);
-        let (panes, bad): (Vec<_>, Vec<_>) =
-            text.lines().map(PaneInfo::parse).partition(Result::is_ok);
-        match bad.into_iter().find_map(Result::err) {
+        let mut panes = Vec::new();
+        let mut bad = None;
+        for line in text.lines() {
+            match PaneInfo::parse(line) {
+                Ok(info) => panes.push(info),
+                Err(BadLine(line)) => {
+                    bad.get_or_insert(line);
+                }
+            }
+        }
+        match bad {
             // Nothing usable: say what tmux printed rather than report no panes.
-            Some(BadLine(line)) if panes.is_empty() => Err(TmuxError::Failed {
+            Some(line) if panes.is_empty() => Err(TmuxError::Failed {
                 command: "list-panes".into(),
                 stderr: format!("unexpected answer {line:?}"),
             }),
-            _ => Ok(panes.into_iter().filter_map(Result::ok).collect()),
+            _ => Ok(panes),
         }
     }
 
