@@ -3,6 +3,7 @@
 
 pub mod composer;
 mod grid;
+pub mod joined;
 pub mod matcher;
 pub mod regions;
 mod texts;

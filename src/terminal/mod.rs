@@ -15,6 +15,7 @@ mod perform;
 mod repaint;
 mod row;
 
+use crate::rules::joined::Joined;
 use crate::rules::regions::{Grid, GridCell};
 use page::Page;
 use row::Pen;
@@ -199,5 +200,9 @@ impl Grid for Terminal {
 
     fn look_hash(&self, row: u16) -> Option<u64> {
         Some(self.state.shown().rows.get(usize::from(row))?.look)
+    }
+
+    fn joined(&self) -> Option<&Joined> {
+        Some(&self.state.shown().joined)
     }
 }

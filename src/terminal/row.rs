@@ -76,6 +76,8 @@ pub(super) struct Row {
     pub look: u64,
     /// Whether a cell changed since `text` was rendered.
     pub dirty: bool,
+    /// The row's index when the page last laid its joined text out (`usize::MAX`: never).
+    pub slot: usize,
     /// Every cell from this column on is a blank with the default pen (an upper bound: what
     /// is past it is never rendered or erased again). A `usize`: loaded and stored at one width
     /// on every glyph (a narrower field read wider stalls store forwarding).
@@ -91,6 +93,7 @@ impl Row {
             hash: crate::rules::regions::row_hash(""),
             look: 0,
             dirty: true,
+            slot: usize::MAX,
             used: 0,
         }
     }
@@ -363,10 +366,10 @@ impl Row {
         }
     }
 
-    /// Re-renders `text` and `hash` if a cell changed.
-    pub fn refresh(&mut self) {
+    /// Re-renders `text` and `hash` if a cell changed; whether it did.
+    pub fn refresh(&mut self) -> bool {
         if !self.dirty {
-            return;
+            return false;
         }
         self.dirty = false;
         self.text.clear();
@@ -408,6 +411,7 @@ impl Row {
         self.text.truncate(trimmed);
         self.hash = crate::rules::regions::row_hash(&self.text);
         self.look = look_step(look, self.hash);
+        true
     }
 
     /// Each cell but the second halves of wide glyphs, left to right: its text (`""`: blank) and
