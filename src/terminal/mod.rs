@@ -198,6 +198,10 @@ impl Grid for Terminal {
         Some((&row.text, row.hash))
     }
 
+    fn ready_hash(&self, row: u16) -> Option<u64> {
+        Some(self.state.shown().rows.get(usize::from(row))?.hash)
+    }
+
     fn look_hash(&self, row: u16) -> Option<u64> {
         Some(self.state.shown().rows.get(usize::from(row))?.look)
     }
