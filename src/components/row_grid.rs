@@ -110,13 +110,13 @@ impl RowGrid {
             same
         });
         if let Some(&(from, _)) = texts.first() {
-            // The rows from the first changed one down, as they were, with the new ones put in
-            // (one copy of those rows, then one layout: a row put in place moves every row below).
+            // The rows from the first changed one down, as they were, with the new ones put in.
             let tail = self.joined.full(from, n - 1).to_owned();
-            let rows = (from..).zip(lines_of(&tail)).map(|(r, old)| {
-                match texts.binary_search_by_key(&r, |(at, _)| *at) {
-                    Ok(i) => &*texts[i].1,
-                    Err(_) => old,
+            let mut new = texts.iter().peekable();
+            let rows = (from..).zip(tail.split('\n')).map(|(r, old)| {
+                match new.next_if(|(at, _)| *at == r) {
+                    Some((_, text)) => &**text,
+                    None => old,
                 }
             });
             self.joined.relayout(from, rows);
@@ -161,16 +161,6 @@ impl RowGrid {
     }
 }
 
-/// The lines of `text` (split at each `\n`, by `memchr`).
-fn lines_of(text: &str) -> impl Iterator<Item = &str> + Clone {
-    let ends = memchr::memchr_iter(b'\n', text.as_bytes()).chain(std::iter::once(text.len()));
-    ends.scan(0, move |start, end| {
-        let line = text.get(*start..end).unwrap_or("");
-        *start = end + 1;
-        Some(line)
-    })
-}
-
 /// A row's text hash and look hash (text and attribute runs).
 fn hashes(text: &str, runs: &[AttrRun]) -> (u64, u64) {
     let text = row_hash(text);
@@ -206,10 +196,6 @@ impl Grid for RowGrid {
         // (kept without trailing blanks by `apply`)
         let hash = self.hashes.get(r)?.0;
         Some((self.joined.row(r), hash))
-    }
-
-    fn ready_hash(&self, row: u16) -> Option<u64> {
-        Some(self.hashes.get(usize::from(row))?.0)
     }
 
     fn look_hash(&self, row: u16) -> Option<u64> {

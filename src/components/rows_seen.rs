@@ -84,8 +84,8 @@ impl RowsSeen {
     /// (started for `grid`; the evaluation that may follow reuses them).
     pub fn same(&self, grid: &dyn Grid, buf: &mut RowBuf) -> bool {
         self.reads.same(grid, |r| {
-            match u16::try_from(r).ok().and_then(|r| grid.ready_hash(r)) {
-                Some(hash) => hash,
+            match u16::try_from(r).ok().and_then(|r| grid.ready_row(r)) {
+                Some((_, hash)) => hash,
                 None => {
                     buf.render(grid, r, r);
                     buf.hash(r)

@@ -54,11 +54,6 @@ pub trait Grid {
         let _ = row;
         None
     }
-    /// Row `row`'s [`hash`] alone, when the grid keeps its rows rendered (what
-    /// [`Grid::ready_row`] gives with the text; a grid may answer it cheaper).
-    fn ready_hash(&self, row: u16) -> Option<u64> {
-        self.ready_row(row).map(|(_, hash)| hash)
-    }
     /// A hash of row `row`'s look — its text and every cell attribute [`Grid::row_cells`]
     /// gives — when the grid keeps one (readers of attributes use it to tell a row unchanged).
     fn look_hash(&self, row: u16) -> Option<u64> {
@@ -289,8 +284,8 @@ impl RowBuf {
             .enumerate()
             .filter(|(_, read)| **read)
             .map(move |(r, _)| {
-                let ready = u16::try_from(r).ok().and_then(|r| grid.ready_hash(r));
-                (r, ready.unwrap_or_else(|| self.hash(r)))
+                let ready = u16::try_from(r).ok().and_then(|r| grid.ready_row(r));
+                (r, ready.map_or_else(|| self.hash(r), |(_, hash)| hash))
             })
     }
 

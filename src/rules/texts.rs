@@ -1,8 +1,7 @@
 //! The region texts of one evaluation (§2.2), each found at most once, on demand — a rule that is
 //! out on its cheap conditions never looks at its region. On a grid that keeps its rows joined
 //! (`Grid::joined`: lookout's terminal, an embedder's rows) a region is a slice of that text and
-//! nothing is copied, but a `prompt_box` (its borders stripped) and a `bottom`/`top` with blank
-//! rows between its rows (which it skips); otherwise it is built into one
+//! nothing is copied, but a `prompt_box` (its borders stripped); otherwise it is built into one
 //! reusable buffer ([`Scratch`]), where bottom regions nest: a smaller one is the suffix of a
 //! larger one built already, a larger one extends a smaller one upwards. Also the set matches of
 //! `Strategy::Combined`, one pass per region. Reads the screen only through `regions::Rows` and
@@ -49,8 +48,10 @@ pub(super) struct Texts<'a> {
 enum Span {
     /// Bytes `start..end` of the region buffer.
     Built(usize, usize),
-    /// Bytes `start..end` of the joined text.
+    /// Bytes `start..end` of the joined text of every row.
     Full(usize, usize),
+    /// Bytes `start..end` of the joined text of the non-blank rows.
+    Dense(usize, usize),
     /// The pane's title.
     Title,
     /// The pane's progress payload.
@@ -58,6 +59,17 @@ enum Span {
 }
 
 const EMPTY: Span = Span::Built(0, 0);
+
+/// Non-blank rows `first..end` of the joined text.
+fn dense(joined: &Joined, first: usize, end: usize) -> Span {
+    match end.checked_sub(1) {
+        Some(last) if last >= first => {
+            let (a, b) = joined.dense_range(first, last);
+            Span::Dense(a, b)
+        }
+        _ => EMPTY,
+    }
+}
 
 /// Rows `first..=last` of the joined text.
 fn full(joined: &Joined, first: usize, last: usize) -> Span {
@@ -115,38 +127,25 @@ impl<'a> Texts<'a> {
         let lines = joined.lines();
         let last = lines.last().map(|&r| usize::from(r));
         Some(match region {
-            // A bottom or top region skips blank rows: a slice when its rows have none between
-            // them, else built.
             Region::Bottom(k) => {
                 let k = usize::from(k);
                 let first = lines.len().saturating_sub(k);
-                let (Some(&top), Some(last)) = (lines.get(first), last) else {
-                    rows.mark(0, n);
-                    return Some(EMPTY);
-                };
-                let top = usize::from(top);
-                if last - top != lines.len() - 1 - first {
-                    return None;
-                }
                 // Every row from the topmost picked down was looked at (all of them, if too few).
-                rows.mark(if lines.len() >= k { top } else { 0 }, n);
-                full(joined, top, last)
+                let top = match lines.get(first) {
+                    Some(&r) if lines.len() >= k => usize::from(r),
+                    _ => 0,
+                };
+                rows.mark(top, n);
+                dense(joined, first, lines.len())
             }
             Region::Top(k) => {
                 let k = usize::from(k);
-                let picked = k.min(lines.len());
-                let (Some(&top), Some(&bottom)) =
-                    (lines.first(), lines.get(picked.wrapping_sub(1)))
-                else {
-                    rows.mark(0, n);
-                    return Some(EMPTY);
+                let end = match lines.get(k.wrapping_sub(1)) {
+                    Some(&r) => usize::from(r) + 1,
+                    None => n,
                 };
-                let (top, bottom) = (usize::from(top), usize::from(bottom));
-                if bottom - top != picked - 1 {
-                    return None;
-                }
-                rows.mark(0, if lines.len() >= k { bottom + 1 } else { n });
-                full(joined, top, bottom)
+                rows.mark(0, end);
+                dense(joined, 0, k.min(lines.len()))
             }
             Region::Screen => {
                 rows.mark(0, n);
@@ -222,6 +221,7 @@ impl<'a> Texts<'a> {
         match self.span(kind, region) {
             Span::Built(start, end) => &self.regions[start..end],
             Span::Full(a, b) => joined().map_or("", |j| j.full_text(a, b)),
+            Span::Dense(a, b) => joined().map_or("", |j| j.dense_text(a, b)),
             Span::Title => look.title,
             Span::Progress => look.progress,
         }

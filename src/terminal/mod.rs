@@ -198,10 +198,6 @@ impl Grid for Terminal {
         Some((&row.text, row.hash))
     }
 
-    fn ready_hash(&self, row: u16) -> Option<u64> {
-        Some(self.state.shown().rows.get(usize::from(row))?.hash)
-    }
-
     fn look_hash(&self, row: u16) -> Option<u64> {
         Some(self.state.shown().rows.get(usize::from(row))?.look)
     }
