@@ -4,19 +4,15 @@
 //! alternate screen) on small screens where wrapping and scrolling happen all the time. Rows'
 //! text, the cursor, the alternate-screen flag, the hidden cursor, title, progress and the cell
 //! attributes composer detection reads must agree. A repaint of every marker screen, fed to a
-//! blank terminal, must draw the same screen. The joined text the matcher slices regions from
-//! must be the rows' text after every write, and every region sliced from it (on the terminal and
-//! on an embedder's rows) the region built from the rows, read from the same rows.
+//! blank terminal, must draw the same screen.
 
-use lookout::components::{GridRow, Osc, RowGrid, RowsUpdate};
-use lookout::manifest::Catalog;
+use lookout::components::Osc;
 use lookout::pty::asciicast::{self, EventKind};
+use lookout::rules::Grid;
 use lookout::rules::regions::GridCell;
-use lookout::rules::{Grid, Look, Scratch, Strategy};
 use lookout::terminal::Terminal;
 use std::num::NonZeroU16;
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 struct Pair {
     ours: Terminal,
@@ -69,37 +65,8 @@ impl Pair {
                 self.title, self.progress
             ));
         }
-        grid_diff(&self.ours, self.theirs.screen(), false).or_else(|| joined_diff(&self.ours))
+        grid_diff(&self.ours, self.theirs.screen(), false)
     }
-}
-
-/// The first difference between a grid's joined text and its rows, if any: each row, the
-/// non-blank rows, and both texts whole.
-fn joined_diff(g: &dyn Grid) -> Option<String> {
-    let Some(j) = g.joined() else {
-        return Some("no joined text".into());
-    };
-    let rows = usize::from(g.size().0);
-    let mut text = String::new();
-    g.write_rows(0, g.size().0 - 1, &mut text);
-    let want: Vec<&str> = text.split('\n').take(rows).map(str::trim_end).collect();
-    if j.rows() != rows {
-        return Some(format!("joined: {} rows of {rows}", j.rows()));
-    }
-    if let Some(r) = (0..rows).find(|&r| j.row(r) != want[r]) {
-        return Some(format!("joined row {r}: {:?} vs {:?}", j.row(r), want[r]));
-    }
-    let lines: Vec<u16> = (0..rows as u16)
-        .filter(|&r| !want[usize::from(r)].is_empty())
-        .collect();
-    let dense: Vec<&str> = lines.iter().map(|&r| want[usize::from(r)]).collect();
-    if j.lines() != lines
-        || j.full(0, rows - 1) != want.join("\n")
-        || j.dense(0, lines.len().wrapping_sub(1)) != dense.join("\n")
-    {
-        return Some(format!("joined text: lines {:?} vs {lines:?}", j.lines()));
-    }
-    None
 }
 
 /// The first difference between two screens: size, cursor, modes, rows' text, cells' text and
@@ -336,124 +303,4 @@ fn random_escape_streams_read_the_same_as_on_vt100() {
     }
     eprintln!("{vt100_panicked} of 1500 cases cut short by a vt100 panic");
     assert!(vt100_panicked < 150, "too few cases ran to the end");
-}
-
-/// A grid as it is, but without its joined text: regions are built from its rows.
-struct Unjoined<'a>(&'a dyn Grid);
-
-impl Grid for Unjoined<'_> {
-    fn size(&self) -> (u16, u16) {
-        self.0.size()
-    }
-    fn write_rows(&self, first: u16, last: u16, out: &mut String) {
-        self.0.write_rows(first, last, out)
-    }
-    fn cursor(&self) -> (u16, u16) {
-        self.0.cursor()
-    }
-    fn alternate_screen(&self) -> bool {
-        self.0.alternate_screen()
-    }
-    fn row_cells<'a>(&'a self, row: u16, out: &mut Vec<GridCell<'a>>) {
-        self.0.row_cells(row, out)
-    }
-    fn cursor_hidden(&self) -> bool {
-        self.0.cursor_hidden()
-    }
-    fn ready_row(&self, row: u16) -> Option<(&str, u64)> {
-        self.0.ready_row(row)
-    }
-}
-
-/// The same screen as an embedder hands it over.
-fn rows_of(screen: &Terminal) -> RowGrid {
-    let (rows, cols) = screen.size();
-    let mut text = String::new();
-    screen.write_rows(0, rows - 1, &mut text);
-    let mut grid = RowGrid::new(rows, cols);
-    let rows = text.split('\n').take(usize::from(rows)).enumerate();
-    grid.apply(RowsUpdate {
-        rows: rows
-            .map(|(r, text)| {
-                let row = GridRow {
-                    text: text.into(),
-                    runs: Box::new([]),
-                };
-                (r as u16, row)
-            })
-            .collect(),
-        cursor: screen.cursor(),
-        alternate: screen.alternate_screen(),
-        ..RowsUpdate::default()
-    });
-    grid
-}
-
-#[test]
-fn regions_sliced_from_the_joined_text_are_the_regions_built_from_the_rows() {
-    let (catalog, errors) = Catalog::bundled();
-    assert!(errors.is_empty(), "{errors:?}");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut screens = 0;
-    for f in lookout::corpus::walk(&root).expect("tests/fixtures") {
-        let Some(kind) = catalog.kind_id(&f.kind).and_then(|k| catalog.kind(k)) else {
-            continue;
-        };
-        let file = std::fs::File::open(&f.path).expect("fixture");
-        let cast = asciicast::read(std::io::BufReader::new(file)).expect("cast");
-        let mut ours = Terminal::new(cast.header.height, cast.header.width);
-        let (mut title, mut progress) = (String::new(), String::new());
-        let now = Instant::now();
-        for e in &cast.events {
-            match &e.kind {
-                EventKind::Output(data) => {
-                    let (t, p) = ours.process(data.as_bytes());
-                    title = t.unwrap_or(title);
-                    progress = p.unwrap_or(progress);
-                }
-                EventKind::Resize { cols, rows } => ours.resize(*rows, *cols),
-                EventKind::Marker(_) => {
-                    screens += 1;
-                    let rows = rows_of(&ours);
-                    let seen = |grid: &dyn Grid| {
-                        let look = |screen| Look {
-                            screen,
-                            title: &title,
-                            progress: &progress,
-                            changed_at: Some(now - Duration::from_secs(5)),
-                            now,
-                        };
-                        let mut scratch = Scratch::default();
-                        scratch.begin(grid);
-                        let out = kind.evaluate_in(&look(grid), &mut scratch, Strategy::DEFAULT);
-                        let reads: Vec<(usize, u64)> = scratch.rows.reads(grid).collect();
-                        let explained = kind.explain(&look(grid));
-                        let rules: Vec<(bool, Option<String>)> = explained
-                            .rules
-                            .into_iter()
-                            .map(|r| (r.fired, r.matched))
-                            .collect();
-                        (
-                            out,
-                            reads,
-                            scratch.rows.cursor_read(),
-                            explained.regions,
-                            rules,
-                        )
-                    };
-                    for grid in [&ours as &dyn Grid, &rows] {
-                        assert_eq!(
-                            seen(grid),
-                            seen(&Unjoined(grid)),
-                            "{} at {:?}",
-                            f.path.display(),
-                            e.time
-                        );
-                    }
-                }
-                EventKind::Input(_) => {}
-            }
-        }
-    }
-    assert!(screens > 500, "the corpus's marker screens ({screens})");
 }

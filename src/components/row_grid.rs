@@ -7,7 +7,6 @@
 //!
 //! Pure data; `Screen` holds one and `ingest_output` applies the updates.
 
-use crate::rules::joined::Joined;
 use crate::rules::regions::{CellAttrs, Grid, GridCell, colour_bits, look_step, row_hash};
 use unicode_width::UnicodeWidthChar;
 
@@ -48,12 +47,10 @@ pub struct RowsUpdate {
     pub progress: Option<String>,
 }
 
-/// The rows of an embedder's screen: their texts as one [`Joined`] text (so a region is a slice
-/// of it, and a row costs no allocation of its own), each row's attribute runs and hashes.
+/// The rows of an embedder's screen.
 #[derive(Debug, Clone)]
 pub struct RowGrid {
-    joined: Joined,
-    runs: Vec<Box<[AttrRun]>>,
+    rows: Vec<GridRow>,
     cols: u16,
     /// Each row's hashes: of its text (`Grid::ready_row`), and of its text and attribute runs
     /// (`Grid::look_hash`).
@@ -65,28 +62,22 @@ pub struct RowGrid {
 impl RowGrid {
     /// A blank screen of `rows` × `cols`.
     pub fn new(rows: u16, cols: u16) -> Self {
-        let mut joined = Joined::default();
-        joined.relayout(0, std::iter::repeat_n("", usize::from(rows)));
         RowGrid {
-            joined,
-            runs: vec![Box::default(); usize::from(rows)],
-            hashes: vec![hashes("", &[]); usize::from(rows)],
+            rows: vec![GridRow::default(); usize::from(rows)],
+            hashes: vec![hashes(&GridRow::default()); usize::from(rows)],
             cols,
             cursor: (0, 0),
             alternate: false,
         }
     }
 
-    /// Applies an update; rows past the screen are ignored (of a row named twice, the last
-    /// wins), the cursor is kept inside it.
+    /// Applies an update; rows past the screen are ignored, the cursor is kept inside it.
     pub fn apply(&mut self, update: RowsUpdate) {
-        let n = self.runs.len();
-        let mut texts: Vec<(usize, Box<str>)> = Vec::with_capacity(update.rows.len());
         for (r, mut row) in update.rows {
             let r = usize::from(r);
-            if r >= n {
+            let (Some(slot), Some(hash)) = (self.rows.get_mut(r), self.hashes.get_mut(r)) else {
                 continue;
-            }
+            };
             // A row never holds a newline: one sent by the embedder would split it. Its trailing
             // blanks are dropped once here, not at every read (the columns past the text are
             // blank cells all the same).
@@ -96,34 +87,12 @@ impl RowGrid {
             if row.text.len() != row.text.trim_end().len() {
                 row.text = row.text.trim_end().into();
             }
-            self.hashes[r] = hashes(&row.text, &row.runs);
-            self.runs[r] = row.runs;
-            texts.push((r, row.text));
-        }
-        // (stable: of a row named twice, the later is kept)
-        texts.sort_by_key(|(r, _)| *r);
-        texts.dedup_by(|later, earlier| {
-            let same = later.0 == earlier.0;
-            if same {
-                std::mem::swap(later, earlier);
-            }
-            same
-        });
-        if let Some(&(from, _)) = texts.first() {
-            // The rows from the first changed one down, as they were, with the new ones put in.
-            let tail = self.joined.full(from, n - 1).to_owned();
-            let mut new = texts.iter().peekable();
-            let rows = (from..).zip(tail.split('\n')).map(|(r, old)| {
-                match new.next_if(|(at, _)| *at == r) {
-                    Some((_, text)) => &**text,
-                    None => old,
-                }
-            });
-            self.joined.relayout(from, rows);
+            *hash = hashes(&row);
+            *slot = row;
         }
         let last = |n: usize| u16::try_from(n.saturating_sub(1)).unwrap_or(u16::MAX);
         self.cursor = (
-            update.cursor.0.min(last(n)),
+            update.cursor.0.min(last(self.rows.len())),
             update.cursor.1.min(last(usize::from(self.cols))),
         );
         self.alternate = update.alternate;
@@ -131,40 +100,39 @@ impl RowGrid {
 
     /// Resizes: rows past the new height go, new rows are blank (the embedder sends them next).
     pub fn resize(&mut self, rows: u16, cols: u16) {
-        let (old, new) = (self.runs.len(), usize::from(rows));
-        self.joined.relayout(
-            old.min(new),
-            std::iter::repeat_n("", new.saturating_sub(old)),
-        );
-        self.runs.resize(new, Box::default());
-        self.hashes.resize(new, hashes("", &[]));
+        self.rows.resize(usize::from(rows), GridRow::default());
+        self.hashes
+            .resize(usize::from(rows), hashes(&GridRow::default()));
         self.cols = cols;
     }
 
     /// The visible text, rows joined by newlines, trailing blank rows dropped.
     pub fn text(&self) -> String {
-        let last = self.joined.lines().last();
-        last.map_or("", |&r| self.joined.full(0, usize::from(r)))
-            .to_owned()
+        let last = self
+            .rows
+            .iter()
+            .rposition(|r| !r.text.is_empty())
+            .map_or(0, |i| i + 1);
+        let rows: Vec<&str> = self.rows[..last].iter().map(|r| &*r.text).collect();
+        rows.join("\n")
     }
 
     /// Heap bytes this grid holds (the memory figure of the benches).
     pub fn heap_bytes(&self) -> usize {
-        self.joined.heap_bytes()
-            + self.runs.capacity() * std::mem::size_of::<Box<[AttrRun]>>()
+        self.rows.capacity() * std::mem::size_of::<GridRow>()
             + self
-                .runs
+                .rows
                 .iter()
-                .map(|r| std::mem::size_of_val(&**r))
+                .map(|r| r.text.len() + std::mem::size_of_val(&*r.runs))
                 .sum::<usize>()
             + self.hashes.capacity() * std::mem::size_of::<(u64, u64)>()
     }
 }
 
 /// A row's text hash and look hash (text and attribute runs).
-fn hashes(text: &str, runs: &[AttrRun]) -> (u64, u64) {
-    let text = row_hash(text);
-    let look = runs.iter().fold(text, |h, run| {
+fn hashes(row: &GridRow) -> (u64, u64) {
+    let text = row_hash(&row.text);
+    let look = row.runs.iter().fold(text, |h, run| {
         let span = u64::from(run.start) << 48 | u64::from(run.end) << 32;
         look_step(h, span | colour_bits(run.fg) << 1 | u64::from(run.dim))
     });
@@ -174,15 +142,19 @@ fn hashes(text: &str, runs: &[AttrRun]) -> (u64, u64) {
 impl Grid for RowGrid {
     fn size(&self) -> (u16, u16) {
         (
-            u16::try_from(self.runs.len()).unwrap_or(u16::MAX),
+            u16::try_from(self.rows.len()).unwrap_or(u16::MAX),
             self.cols,
         )
     }
 
     fn write_rows(&self, first: u16, last: u16, out: &mut String) {
-        let last = usize::from(last).min(self.joined.rows().saturating_sub(1));
-        for r in usize::from(first)..=last {
-            out.push_str(self.joined.row(r));
+        for row in self
+            .rows
+            .iter()
+            .skip(usize::from(first))
+            .take(usize::from(last.saturating_sub(first)) + 1)
+        {
+            out.push_str(&row.text);
             out.push('\n');
         }
     }
@@ -194,8 +166,7 @@ impl Grid for RowGrid {
     fn ready_row(&self, row: u16) -> Option<(&str, u64)> {
         let r = usize::from(row);
         // (kept without trailing blanks by `apply`)
-        let hash = self.hashes.get(r)?.0;
-        Some((self.joined.row(r), hash))
+        Some((&self.rows.get(r)?.text, self.hashes.get(r)?.0))
     }
 
     fn look_hash(&self, row: u16) -> Option<u64> {
@@ -206,20 +177,19 @@ impl Grid for RowGrid {
         self.alternate
     }
 
-    fn joined(&self) -> Option<&Joined> {
-        Some(&self.joined)
-    }
-
     fn row_cells<'a>(&'a self, row: u16, out: &mut Vec<GridCell<'a>>) {
-        let Some(runs) = self.runs.get(usize::from(row)) else {
+        let Some(r) = self.rows.get(usize::from(row)) else {
             return;
         };
-        let text = self.joined.row(usize::from(row));
+        let text = &*r.text;
         // (column, byte range) of the cell being built: a combining mark joins the cell before it.
         let mut cell: Option<(u16, usize, usize)> = None;
         let mut col = 0u16;
         let attrs = |col: u16| {
-            let run = runs.iter().find(|run| (run.start..run.end).contains(&col));
+            let run = r
+                .runs
+                .iter()
+                .find(|run| (run.start..run.end).contains(&col));
             CellAttrs {
                 dim: run.is_some_and(|r| r.dim),
                 fg: run.map_or(vt100::Color::Default, |r| r.fg),

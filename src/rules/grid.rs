@@ -3,8 +3,6 @@
 //! rendered into one reusable buffer with a hash each (issue 12). The embedder's rows implement
 //! `Grid` in `components::RowGrid`.
 
-use super::joined::Joined;
-
 /// What a reader of the input box (composer detection) needs of one cell besides its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CellAttrs {
@@ -58,11 +56,6 @@ pub trait Grid {
     /// gives — when the grid keeps one (readers of attributes use it to tell a row unchanged).
     fn look_hash(&self, row: u16) -> Option<u64> {
         let _ = row;
-        None
-    }
-    /// The rows as one text ([`Joined`]), when the grid keeps them so: then a region is a slice
-    /// of it. `None` (the default): regions are built from the rows.
-    fn joined(&self) -> Option<&Joined> {
         None
     }
 }
@@ -265,28 +258,20 @@ impl RowBuf {
         }
     }
 
-    /// Records that rows `first..end` were read (no more than the screen's).
-    pub fn mark_reads(&mut self, first: usize, end: usize) {
-        let end = end.min(self.read.len());
-        if let Some(rows) = self.read.get_mut(first..end) {
-            rows.fill(true);
+    /// Records that row `r` was read, with its hash (a grid's ready row).
+    pub(super) fn read_ready(&mut self, r: usize, hash: u64) {
+        if let (Some(read), Some(h)) = (self.read.get_mut(r), self.hashes.get_mut(r)) {
+            (*read, *h) = (true, hash);
         }
     }
 
-    /// The rows of `grid` read since the last reset, with their hashes: the grid's, for its
-    /// ready rows (taken here, once, not at every read), else as rendered.
-    pub fn reads<'a>(
-        &'a self,
-        grid: &'a dyn Grid,
-    ) -> impl Iterator<Item = (usize, u64)> + Clone + 'a {
+    /// The rows read since the last reset, with their hashes.
+    pub fn reads(&self) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
         self.read
             .iter()
             .enumerate()
             .filter(|(_, read)| **read)
-            .map(move |(r, _)| {
-                let ready = u16::try_from(r).ok().and_then(|r| grid.ready_row(r));
-                (r, ready.map_or_else(|| self.hash(r), |(_, hash)| hash))
-            })
+            .map(|(r, _)| (r, self.hash(r)))
     }
 
     /// Whether the cursor's row was read since the last reset.

@@ -3,7 +3,6 @@
 
 pub mod composer;
 mod grid;
-pub mod joined;
 pub mod matcher;
 pub mod regions;
 mod texts;

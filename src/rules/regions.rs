@@ -45,8 +45,8 @@ impl<'s> Rows<'s> {
         if r >= self.rows {
             return "";
         }
-        if let Some((text, _)) = u16::try_from(r).ok().and_then(|r| self.grid.ready_row(r)) {
-            self.buf.read[r] = true;
+        if let Some((text, hash)) = u16::try_from(r).ok().and_then(|r| self.grid.ready_row(r)) {
+            self.buf.read_ready(r, hash);
             return text;
         }
         if self.buf.hash(r) == 0 {
@@ -55,16 +55,6 @@ impl<'s> Rows<'s> {
         }
         self.buf.read[r] = true;
         self.buf.row(r)
-    }
-
-    /// Marks rows `first..end` read, as reading each of them would.
-    pub fn mark(&mut self, first: usize, end: usize) {
-        self.buf.mark_reads(first, end.min(self.rows));
-    }
-
-    /// The bottom-most horizontal rule, if any (rows below it and it are read).
-    pub fn last_rule(&mut self) -> Option<usize> {
-        self.rules_from_bottom().next()
     }
 
     fn blank(&mut self, r: usize) -> bool {

@@ -1,13 +1,9 @@
-//! The region texts of one evaluation (§2.2), each found at most once, on demand — a rule that is
-//! out on its cheap conditions never looks at its region. On a grid that keeps its rows joined
-//! (`Grid::joined`: lookout's terminal, an embedder's rows) a region is a slice of that text and
-//! nothing is copied, but a `prompt_box` (its borders stripped); otherwise it is built into one
-//! reusable buffer ([`Scratch`]), where bottom regions nest: a smaller one is the suffix of a
-//! larger one built already, a larger one extends a smaller one upwards. Also the set matches of
-//! `Strategy::Combined`, one pass per region. Reads the screen only through `regions::Rows` and
-//! the joined text.
+//! The region texts of one evaluation (§2.2): each region's text is built at most once, into one
+//! reusable buffer ([`Scratch`]), on demand — a rule that is out on its cheap conditions never
+//! builds its region. Bottom regions nest: a smaller one is the suffix of a larger one built
+//! already, a larger one extends a smaller one upwards. Also the set matches of
+//! `Strategy::Combined`, one pass per region. Reads the screen only through `regions::Rows`.
 
-use super::joined::Joined;
 use super::matcher::Look;
 use super::regions::{Grid, RowBuf, Rows, write_bottom, write_region};
 use crate::manifest::{KindRules, Region, Rule};
@@ -21,7 +17,7 @@ pub struct Scratch {
     /// The screen's rows as rendered so far (and which of them the evaluation read).
     pub rows: RowBuf,
     regions: String,
-    spans: Vec<Option<Span>>,
+    spans: Vec<Option<(usize, usize)>>,
     sets: Vec<Option<SetMatches>>,
 }
 
@@ -37,44 +33,10 @@ pub(super) struct Texts<'a> {
     rows: Rows<'a>,
     pub(super) look: &'a Look<'a>,
     regions: &'a mut String,
-    spans: &'a mut Vec<Option<Span>>,
+    spans: &'a mut Vec<Option<(usize, usize)>>,
     sets: &'a mut Vec<Option<SetMatches>>,
     /// The largest `Bottom(n)` built so far: a smaller one is its suffix, a larger one extends it.
     bottom: Option<Bottom>,
-}
-
-/// Where a region's text is.
-#[derive(Debug, Clone, Copy)]
-enum Span {
-    /// Bytes `start..end` of the region buffer.
-    Built(usize, usize),
-    /// Bytes `start..end` of the joined text of every row.
-    Full(usize, usize),
-    /// Bytes `start..end` of the joined text of the non-blank rows.
-    Dense(usize, usize),
-    /// The pane's title.
-    Title,
-    /// The pane's progress payload.
-    Progress,
-}
-
-const EMPTY: Span = Span::Built(0, 0);
-
-/// Non-blank rows `first..end` of the joined text.
-fn dense(joined: &Joined, first: usize, end: usize) -> Span {
-    match end.checked_sub(1) {
-        Some(last) if last >= first => {
-            let (a, b) = joined.dense_range(first, last);
-            Span::Dense(a, b)
-        }
-        _ => EMPTY,
-    }
-}
-
-/// Rows `first..=last` of the joined text.
-fn full(joined: &Joined, first: usize, last: usize) -> Span {
-    let (a, b) = joined.full_range(first, last);
-    Span::Full(a, b)
 }
 
 /// A `Bottom(n)` region's text as built in one evaluation.
@@ -105,78 +67,12 @@ impl<'a> Texts<'a> {
         }
     }
 
-    fn span(&mut self, kind: &KindRules, region: usize) -> Span {
+    fn span(&mut self, kind: &KindRules, region: usize) -> (usize, usize) {
         if let Some(span) = self.spans[region] {
             return span;
         }
-        let which = kind.regions[region];
-        let sliced = self.look.screen.joined().and_then(|j| self.slice(j, which));
-        let span = sliced.unwrap_or_else(|| {
-            let (a, b) = self.build(which);
-            Span::Built(a, b)
-        });
-        self.spans[region] = Some(span);
-        span
-    }
-
-    /// `region` as a slice of the joined text, with the rows reading it would read marked
-    /// read; `None` for a region that must be built (`prompt_box`).
-    fn slice(&mut self, joined: &Joined, region: Region) -> Option<Span> {
-        let rows = &mut self.rows;
-        let n = rows.len();
-        let lines = joined.lines();
-        let last = lines.last().map(|&r| usize::from(r));
-        Some(match region {
-            Region::Bottom(k) => {
-                let k = usize::from(k);
-                let first = lines.len().saturating_sub(k);
-                // Every row from the topmost picked down was looked at (all of them, if too few).
-                let top = match lines.get(first) {
-                    Some(&r) if lines.len() >= k => usize::from(r),
-                    _ => 0,
-                };
-                rows.mark(top, n);
-                dense(joined, first, lines.len())
-            }
-            Region::Top(k) => {
-                let k = usize::from(k);
-                let end = match lines.get(k.wrapping_sub(1)) {
-                    Some(&r) => usize::from(r) + 1,
-                    None => n,
-                };
-                rows.mark(0, end);
-                dense(joined, 0, k.min(lines.len()))
-            }
-            Region::Screen => {
-                rows.mark(0, n);
-                last.map_or(EMPTY, |l| full(joined, 0, l))
-            }
-            Region::LastLine => {
-                rows.mark(last.unwrap_or(0), n);
-                last.map_or(EMPTY, |l| full(joined, l, l))
-            }
-            Region::CursorLine => {
-                let r = rows.cursor_row();
-                rows.mark(r, r + 1);
-                full(joined, r, r)
-            }
-            Region::AfterLastRule => {
-                let rule = rows.last_rule();
-                match (rule, last) {
-                    (Some(rule), Some(last)) if last > rule => full(joined, rule + 1, last),
-                    _ => EMPTY,
-                }
-            }
-            Region::Title => Span::Title,
-            Region::Progress => Span::Progress,
-            Region::PromptBox => return None,
-        })
-    }
-
-    /// Builds `region`'s text into the region buffer: its byte range there.
-    fn build(&mut self, which: Region) -> (usize, usize) {
         let start = self.regions.len();
-        match (which, self.bottom) {
+        let span = match (kind.regions[region], self.bottom) {
             // A smaller bottom region is the suffix of a larger one built already.
             (Region::Bottom(k), Some(b)) if k <= b.rows => {
                 let (from, end) = b.span;
@@ -212,19 +108,14 @@ impl<'a> Texts<'a> {
                 );
                 (start, self.regions.len())
             }
-        }
+        };
+        self.spans[region] = Some(span);
+        span
     }
 
     pub(super) fn text(&mut self, kind: &KindRules, region: usize) -> &str {
-        let look = self.look;
-        let joined = || look.screen.joined();
-        match self.span(kind, region) {
-            Span::Built(start, end) => &self.regions[start..end],
-            Span::Full(a, b) => joined().map_or("", |j| j.full_text(a, b)),
-            Span::Dense(a, b) => joined().map_or("", |j| j.dense_text(a, b)),
-            Span::Title => look.title,
-            Span::Progress => look.progress,
-        }
+        let (start, end) = self.span(kind, region);
+        &self.regions[start..end]
     }
 
     pub(super) fn set_hit(&mut self, kind: &KindRules, rule: &Rule) -> bool {

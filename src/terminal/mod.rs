@@ -15,7 +15,6 @@ mod perform;
 mod repaint;
 mod row;
 
-use crate::rules::joined::Joined;
 use crate::rules::regions::{Grid, GridCell};
 use page::Page;
 use row::Pen;
@@ -200,9 +199,5 @@ impl Grid for Terminal {
 
     fn look_hash(&self, row: u16) -> Option<u64> {
         Some(self.state.shown().rows.get(usize::from(row))?.look)
-    }
-
-    fn joined(&self) -> Option<&Joined> {
-        Some(&self.state.shown().joined)
     }
 }

@@ -9,7 +9,6 @@
 //! it blanks.
 
 use super::row::{Pen, Row};
-use crate::rules::joined::Joined;
 
 /// A cursor position.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -34,8 +33,6 @@ pub(super) struct Page {
     /// that grows taller gets that many blank rows back above, the cursor moving down with
     /// them, as a terminal pulls its history back in.
     scrolled_off: Option<usize>,
-    /// The rows' texts as one text (`Grid::joined`), laid out again by [`Page::refresh`].
-    pub joined: Joined,
 }
 
 impl Page {
@@ -53,7 +50,6 @@ impl Page {
             top: 0,
             bottom: rows.saturating_sub(1),
             scrolled_off: main.then_some(0),
-            joined: Joined::default(),
         };
         if main {
             page.rows = (0..rows).map(|_| Row::new(cols)).collect();
@@ -410,21 +406,8 @@ impl Page {
         self.bottom = rows - 1;
     }
 
-    /// Re-renders the rows that changed, and lays the joined text out again from the first row
-    /// that changed or moved (a scroll rotates rows without re-rendering them).
+    /// Re-renders the rows that changed.
     pub fn refresh(&mut self) {
-        let laid = self.joined.rows();
-        let mut from = (laid != self.rows.len()).then_some(laid.min(self.rows.len()));
-        for (r, row) in self.rows.iter_mut().enumerate() {
-            if row.refresh() | (row.slot != r) {
-                row.slot = r;
-                from = Some(from.map_or(r, |f| f.min(r)));
-            }
-        }
-        if let Some(from) = from {
-            let rows = self.rows.get(from..).unwrap_or_default();
-            self.joined
-                .relayout(from, rows.iter().map(|r| r.text.as_str()));
-        }
+        self.rows.iter_mut().for_each(Row::refresh);
     }
 }

@@ -76,8 +76,6 @@ pub(super) struct Row {
     pub look: u64,
     /// Whether a cell changed since `text` was rendered.
     pub dirty: bool,
-    /// The row's index when the page last laid its joined text out (`usize::MAX`: never).
-    pub slot: usize,
     /// Every cell from this column on is a blank with the default pen (an upper bound: what
     /// is past it is never rendered or erased again). A `usize`: loaded and stored at one width
     /// on every glyph (a narrower field read wider stalls store forwarding).
@@ -93,7 +91,6 @@ impl Row {
             hash: crate::rules::regions::row_hash(""),
             look: 0,
             dirty: true,
-            slot: usize::MAX,
             used: 0,
         }
     }
@@ -366,10 +363,10 @@ impl Row {
         }
     }
 
-    /// Re-renders `text` and `hash` if a cell changed; whether it did.
-    pub fn refresh(&mut self) -> bool {
+    /// Re-renders `text` and `hash` if a cell changed.
+    pub fn refresh(&mut self) {
         if !self.dirty {
-            return false;
+            return;
         }
         self.dirty = false;
         self.text.clear();
@@ -411,7 +408,6 @@ impl Row {
         self.text.truncate(trimmed);
         self.hash = crate::rules::regions::row_hash(&self.text);
         self.look = look_step(look, self.hash);
-        true
     }
 
     /// Each cell but the second halves of wide glyphs, left to right: its text (`""`: blank) and
