@@ -330,7 +330,8 @@ pub fn state_name(state: RuleState) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::manifest::Catalog;
+    use crate::manifest::{Catalog, Region};
+    use crate::rules::regions::{RowBuf, Rows, region_text};
     use std::time::Duration;
 
     fn kind(rules: &str) -> Catalog {
@@ -475,6 +476,45 @@ mod tests {
                 (reads, regions.into_iter().find(|(n, _)| n == "bottom:5"))
             };
             assert_eq!(seen(&small_first), seen(&alone), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn bottoms_built_in_any_order_are_the_bottoms_built_alone() {
+        // 5, then 2 (its suffix), 9 (extends it upwards), 1 and 7 (suffixes of the extended one)
+        let sizes = [5u8, 2, 9, 1, 7];
+        let rules: String = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                format!(
+                    "[[screen]]\nid='r{n}'\nstate='idle'\nregex='nope'\nlines={n}\npriority={}\n",
+                    100 - i
+                )
+            })
+            .collect();
+        let c = kind(&rules);
+        let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
+        for text in [
+            "a\n\nb\nc\n\n\nd\ne\nf\n\ng",
+            "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11",
+            "x\n\ny",
+            "",
+        ] {
+            let p = parser(text, false);
+            let look = untimed(&p);
+            let mut alone = RowBuf::default();
+            for (name, got) in k.explain(&look).regions {
+                let n: u8 = name["bottom:".len()..].parse().expect("a bottom region");
+                alone.begin(12);
+                let want = region_text(
+                    &mut Rows::new(look.screen, &mut alone),
+                    Region::Bottom(n),
+                    "",
+                    "",
+                );
+                assert_eq!(got, want, "{name} of {text:?}");
+            }
         }
     }
 

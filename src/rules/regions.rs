@@ -45,8 +45,7 @@ impl<'s> Rows<'s> {
         if r >= self.rows {
             return "";
         }
-        if let Some((text, hash)) = u16::try_from(r).ok().and_then(|r| self.grid.ready_row(r)) {
-            self.buf.read_ready(r, hash);
+        if let Some(text) = self.ready(r) {
             return text;
         }
         if self.buf.hash(r) == 0 {
@@ -55,6 +54,15 @@ impl<'s> Rows<'s> {
         }
         self.buf.read[r] = true;
         self.buf.row(r)
+    }
+
+    /// Row `r` (on the screen) as the grid keeps it rendered, marked read; `None` when the grid
+    /// keeps no rendered rows. Borrowed from the grid, not from this reader.
+    fn ready(&mut self, r: usize) -> Option<&'s str> {
+        let grid: &'s dyn Grid = self.grid;
+        let (text, hash) = grid.ready_row(u16::try_from(r).ok()?)?;
+        self.buf.read_ready(r, hash);
+        Some(text)
     }
 
     fn blank(&mut self, r: usize) -> bool {
@@ -153,27 +161,47 @@ fn pick(rows: &mut Rows<'_>, n: u8, order: impl Iterator<Item = usize>, out: &mu
 
 /// Appends the last `n` non-blank rows above row `end` (exclusive), joined by newlines, and
 /// returns the topmost row written (`end` if none): `Bottom(n)` is `write_bottom(rows, n,
-/// rows.len(), out)`, and a larger bottom region continues upwards from a smaller one's top.
-pub fn write_bottom(rows: &mut Rows<'_>, n: u8, end: usize, out: &mut String) -> usize {
+/// rows.len(), out, _)`, and a larger bottom region continues upwards from a smaller one's top.
+/// Where each row written starts in `out` is pushed to `starts`, top row first (a smaller
+/// bottom region is then found without a search).
+pub fn write_bottom<'s>(
+    rows: &mut Rows<'s>,
+    n: u8,
+    end: usize,
+    out: &mut String,
+    starts: &mut Vec<u32>,
+) -> usize {
     let end = end.min(rows.len());
     rows.prefetch(end.saturating_sub(usize::from(n)), end.saturating_sub(1));
-    // Picked bottom-up, written top-down: collect the row numbers first (at most 255).
+    // Picked bottom-up, written top-down: collect the row numbers first (at most 255), and the
+    // first rows' texts where the grid keeps them (so that a row is looked up once).
+    const KEPT: usize = 64;
     let mut picked = [0u16; 256];
+    let mut kept: [Option<&'s str>; KEPT] = [None; KEPT];
     let mut count = 0;
     for r in (0..end).rev() {
         if count == usize::from(n) {
             break;
         }
-        if !rows.blank(r) {
+        let ready = rows.ready(r);
+        if !ready.map_or_else(|| rows.blank(r), str::is_empty) {
             picked[count] = u16::try_from(r).unwrap_or(u16::MAX);
+            if let Some(slot) = kept.get_mut(count) {
+                *slot = ready;
+            }
             count += 1;
         }
     }
-    join(
-        rows,
-        picked[..count].iter().rev().map(|&r| usize::from(r)),
-        out,
-    );
+    for i in (0..count).rev() {
+        if i + 1 < count {
+            out.push('\n');
+        }
+        starts.push(u32::try_from(out.len()).unwrap_or(u32::MAX));
+        match kept.get(i).copied().flatten() {
+            Some(text) => out.push_str(text),
+            None => out.push_str(rows.get(usize::from(picked[i]))),
+        }
+    }
     picked[..count].last().map_or(end, |&r| usize::from(r))
 }
 
@@ -189,7 +217,7 @@ pub fn write_region(
     match region {
         Region::Bottom(n) => {
             let len = rows.len();
-            write_bottom(rows, n, len, out);
+            write_bottom(rows, n, len, out, &mut Vec::new());
         }
         Region::Top(n) => {
             rows.prefetch(0, usize::from(n).saturating_sub(1));

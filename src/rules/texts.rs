@@ -19,6 +19,8 @@ pub struct Scratch {
     regions: String,
     spans: Vec<Option<(usize, usize)>>,
     sets: Vec<Option<SetMatches>>,
+    /// Where each row of the largest bottom region built starts in `regions`, its last row first.
+    starts: Vec<u32>,
 }
 
 impl Scratch {
@@ -35,6 +37,7 @@ pub(super) struct Texts<'a> {
     regions: &'a mut String,
     spans: &'a mut Vec<Option<(usize, usize)>>,
     sets: &'a mut Vec<Option<SetMatches>>,
+    starts: &'a mut Vec<u32>,
     /// The largest `Bottom(n)` built so far: a smaller one is its suffix, a larger one extends it.
     bottom: Option<Bottom>,
 }
@@ -57,12 +60,14 @@ impl<'a> Texts<'a> {
         scratch.spans.resize(regions, None);
         scratch.sets.clear();
         scratch.sets.resize(regions, None);
+        scratch.starts.clear();
         Texts {
             rows: Rows::new(look.screen, &mut scratch.rows),
             look,
             regions: &mut scratch.regions,
             spans: &mut scratch.spans,
             sets: &mut scratch.sets,
+            starts: &mut scratch.starts,
             bottom: None,
         }
     }
@@ -76,23 +81,36 @@ impl<'a> Texts<'a> {
             // A smaller bottom region is the suffix of a larger one built already.
             (Region::Bottom(k), Some(b)) if k <= b.rows => {
                 let (from, end) = b.span;
-                (from + suffix_start(&self.regions[from..end], k), end)
+                let at = match usize::from(k) {
+                    0 => end,
+                    k => self.starts.get(k - 1).map_or(from, |&s| s as usize),
+                };
+                (at, end)
             }
             // A larger one is the rows above a smaller one's top, then that one's text: the
             // same text and the same rows read as building it afresh, without copying twice.
             (Region::Bottom(k), Some(b)) => {
-                let top = write_bottom(&mut self.rows, k - b.rows, b.top, self.regions);
+                let below = self.starts.len();
+                let top =
+                    write_bottom(&mut self.rows, k - b.rows, b.top, self.regions, self.starts);
                 if self.regions.len() > start && b.span.1 > b.span.0 {
                     self.regions.push('\n');
                 }
+                let shift = self.regions.len() - b.span.0;
                 self.regions.extend_from_within(b.span.0..b.span.1);
+                // (the rows below moved with their text; the new rows go above them)
+                self.starts[..below]
+                    .iter_mut()
+                    .for_each(|s| *s = s.saturating_add(u32::try_from(shift).unwrap_or(0)));
+                self.starts[below..].reverse();
                 let span = (start, self.regions.len());
                 self.bottom = Some(Bottom { rows: k, span, top });
                 span
             }
             (Region::Bottom(k), None) => {
                 let end = self.rows.len();
-                let top = write_bottom(&mut self.rows, k, end, self.regions);
+                let top = write_bottom(&mut self.rows, k, end, self.regions, self.starts);
+                self.starts.reverse();
                 let span = (start, self.regions.len());
                 self.bottom = Some(Bottom { rows: k, span, top });
                 span
@@ -132,30 +150,5 @@ impl<'a> Texts<'a> {
             return false;
         };
         rule.set_patterns.clone().any(|i| matches.matched(i))
-    }
-}
-
-/// Where the last `k` rows of `text` (rows joined by `\n`) start.
-fn suffix_start(text: &str, k: u8) -> usize {
-    if k == 0 {
-        return text.len();
-    }
-    memchr::memrchr_iter(b'\n', text.as_bytes())
-        .nth(usize::from(k) - 1)
-        .map_or(0, |i| i + 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_smaller_bottom_is_the_suffix_of_the_larger() {
-        let text = "a\nbb\nccc";
-        let rows = |k| &text[suffix_start(text, k)..];
-        assert_eq!(
-            [rows(0), rows(1), rows(2), rows(3), rows(9)],
-            ["", "ccc", "bb\nccc", text, text]
-        );
     }
 }
