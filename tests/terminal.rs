@@ -92,6 +92,14 @@ fn grid_diff(a: &dyn Grid, b: &dyn Grid, blank_is_space: bool) -> Option<String>
         if x.trim_end() != y.trim_end() {
             return Some(format!("row {r}: {x:?}\n  other: {y:?}"));
         }
+        // A grid that keeps its rows rendered writes them as it keeps them (a region of a run
+        // of rows is copied in one `write_rows` call: `rules::regions`).
+        for (grid, written) in [(a, x), (b, y)] {
+            let ready = u16::try_from(r).ok().and_then(|r| grid.ready_row(r));
+            if ready.is_some_and(|(text, _)| text != written) {
+                return Some(format!("row {r} written {written:?}, kept {ready:?}"));
+            }
+        }
     }
     let (mut ca, mut cb): (Vec<GridCell<'_>>, Vec<GridCell<'_>>) = (Vec::new(), Vec::new());
     for r in 0..rows {

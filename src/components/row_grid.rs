@@ -264,6 +264,18 @@ mod tests {
         let mut out = String::new();
         g.write_rows(2, 3, &mut out);
         assert_eq!(out, "\n>\n");
+        // (a run of rows is copied in one call where a region reads it: the rows as kept)
+        g.apply(RowsUpdate {
+            rows: vec![(1, row("trailing   ", &[]))],
+            ..RowsUpdate::default()
+        });
+        out.clear();
+        g.write_rows(0, 3, &mut out);
+        let kept: Vec<&str> = (0..4)
+            .filter_map(|r| g.ready_row(r))
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(out, kept.join("\n") + "\n");
     }
 
     #[test]

@@ -96,7 +96,7 @@ impl RowsSeen {
 
     /// Remembers what the evaluation that just ran on `grid` read.
     pub fn record(&mut self, grid: &dyn Grid, buf: &RowBuf) {
-        self.reads.record(grid, buf.reads(), buf.cursor_read());
+        self.reads.record(grid, buf.reads(grid), buf.cursor_read());
     }
 
     /// Forgets what was read: the next look counts as a change.
@@ -126,7 +126,7 @@ impl ComposerSeen {
 
     /// Remembers the rows a read of `grid` looked at (marked read in `buf`).
     pub fn record(&mut self, grid: &dyn Grid, buf: &RowBuf) {
-        let looks = buf.reads().map(|(r, _)| {
+        let looks = buf.reads(grid).map(|(r, _)| {
             let hash = u16::try_from(r).ok().and_then(|r| grid.look_hash(r));
             (r, hash.unwrap_or(0))
         });

@@ -258,20 +258,27 @@ impl RowBuf {
         }
     }
 
-    /// Records that row `r` was read, with its hash (a grid's ready row).
-    pub(super) fn read_ready(&mut self, r: usize, hash: u64) {
-        if let (Some(read), Some(h)) = (self.read.get_mut(r), self.hashes.get_mut(r)) {
-            (*read, *h) = (true, hash);
+    /// Records that rows `first..=last` were read.
+    pub(super) fn mark_read_run(&mut self, first: usize, last: usize) {
+        if let Some(read) = self.read.get_mut(first..=last) {
+            read.fill(true);
         }
     }
 
-    /// The rows read since the last reset, with their hashes.
-    pub fn reads(&self) -> impl Iterator<Item = (usize, u64)> + Clone + '_ {
+    /// The rows of `grid` read since the last reset, with their hashes (a ready row's as the
+    /// grid keeps it, another's as rendered here).
+    pub fn reads<'a>(
+        &'a self,
+        grid: &'a dyn Grid,
+    ) -> impl Iterator<Item = (usize, u64)> + Clone + 'a {
         self.read
             .iter()
             .enumerate()
             .filter(|(_, read)| **read)
-            .map(|(r, _)| (r, self.hash(r)))
+            .map(move |(r, _)| {
+                let ready = u16::try_from(r).ok().and_then(|r| grid.ready_row(r));
+                (r, ready.map_or_else(|| self.hash(r), |(_, hash)| hash))
+            })
     }
 
     /// Whether the cursor's row was read since the last reset.

@@ -471,7 +471,7 @@ mod tests {
                 let mut scratch = Scratch::default();
                 scratch.begin(look.screen);
                 k.evaluate_in(&look, &mut scratch, Strategy::PerRule);
-                let reads: Vec<(usize, u64)> = scratch.rows.reads().collect();
+                let reads: Vec<(usize, u64)> = scratch.rows.reads(look.screen).collect();
                 let regions = k.explain(&look).regions;
                 (reads, regions.into_iter().find(|(n, _)| n == "bottom:5"))
             };

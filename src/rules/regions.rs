@@ -60,9 +60,33 @@ impl<'s> Rows<'s> {
     /// keeps no rendered rows. Borrowed from the grid, not from this reader.
     fn ready(&mut self, r: usize) -> Option<&'s str> {
         let grid: &'s dyn Grid = self.grid;
-        let (text, hash) = grid.ready_row(u16::try_from(r).ok()?)?;
-        self.buf.read_ready(r, hash);
+        let (text, _) = grid.ready_row(u16::try_from(r).ok()?)?;
+        self.buf.mark_read(r);
         Some(text)
+    }
+
+    /// Appends rows `first..=last` (on the screen) joined by newlines: from a grid that keeps its
+    /// rows rendered in one call (its `write_rows` gives them as `ready_row` does, each with its
+    /// newline), else row by row.
+    fn join_run(&mut self, first: usize, last: usize, out: &mut String) {
+        let last = last.min(self.rows.saturating_sub(1));
+        if first > last {
+            return;
+        }
+        if let (Some(_), Ok(a), Ok(b)) = (
+            self.grid.ready_row(0),
+            u16::try_from(first),
+            u16::try_from(last),
+        ) {
+            self.grid.write_rows(a, b, out);
+            if out.ends_with('\n') {
+                out.pop();
+            }
+            self.buf.mark_read_run(first, last);
+            return;
+        }
+        self.prefetch(first, last);
+        join(self, first..=last, out);
     }
 
     fn blank(&mut self, r: usize) -> bool {
@@ -226,8 +250,7 @@ pub fn write_region(
         }
         Region::Screen => {
             if let Some(last) = rows.last_nonblank() {
-                rows.prefetch(0, last);
-                join(rows, 0..=last, out);
+                rows.join_run(0, last, out);
             }
         }
         Region::LastLine => {
@@ -246,7 +269,7 @@ pub fn write_region(
             if let Some(last) = rows.last_nonblank()
                 && last > rule
             {
-                join(rows, rule + 1..=last, out);
+                rows.join_run(rule + 1, last, out);
             }
         }
         Region::PromptBox => {
