@@ -78,8 +78,10 @@ impl<'s> Rows<'s> {
             u16::try_from(first),
             u16::try_from(last),
         ) {
+            let at = out.len();
             self.grid.write_rows(a, b, out);
-            if out.ends_with('\n') {
+            // (the newline after the last row; never one of the text before it)
+            if out.len() > at && out.ends_with('\n') {
                 out.pop();
             }
             self.buf.mark_read_run(first, last);
