@@ -151,9 +151,26 @@ pub fn is_rule(row: &str) -> bool {
 
 /// Box borders stripped from a `prompt_box` row.
 fn strip_borders(row: &str) -> &str {
-    row.trim()
-        .trim_matches(|c| matches!(c, '│' | '┃' | '║' | '|'))
-        .trim()
+    trim(trim(row).trim_matches(|c| matches!(c, '│' | '┃' | '║' | '|')))
+}
+
+/// `text.trim()`, the spaces first a byte at a time: a box row is mostly the spaces between
+/// its text and its right border, which `trim` would decode one character at a time.
+fn trim(text: &str) -> &str {
+    const RUN: [u8; 16] = [b' '; 16];
+    let bytes = text.as_bytes();
+    let mut end = bytes.len();
+    // (sixteen spaces compared at once: one vector comparison)
+    while end >= RUN.len() && bytes[end - RUN.len()..end] == RUN {
+        end -= RUN.len();
+    }
+    let start = bytes[..end].iter().position(|&b| b != b' ').unwrap_or(end);
+    end = bytes[..end]
+        .iter()
+        .rposition(|&b| b != b' ')
+        .map_or(start, |i| i + 1);
+    // (both ends sit next to an ASCII space or the text's ends: character boundaries)
+    text.get(start..end).unwrap_or(text).trim()
 }
 
 /// Appends rows to `out`, joined by newlines.
@@ -310,6 +327,13 @@ pub fn has_spinner(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn trim_is_str_trim(text in "[ \\t│a\u{a0}\u{3000}é]{0,12}") {
+            proptest::prop_assert_eq!(trim(&text), text.trim());
+        }
+    }
 
     fn screen(rows: u16, cols: u16, bytes: &str) -> vt100::Parser {
         let mut p = vt100::Parser::new(
