@@ -451,6 +451,16 @@ mod tests {
         assert_eq!(winner(&title, "", None, false).as_deref(), Some("t"));
     }
 
+    /// Screens whose bottom regions are built from each other: blank rows between, more rows
+    /// than the largest region, fewer than the smallest, none.
+    const BOTTOM_SCREENS: [&str; 5] = [
+        "a\n\nb\nc\n\n\nd\ne\nf\n\ng",
+        "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11",
+        "1\n2\n3\n4\n5\n6\n7",
+        "x\n\ny",
+        "",
+    ];
+
     #[test]
     fn a_larger_bottom_built_on_a_smaller_is_the_same_text_and_reads() {
         let small_first = kind(
@@ -458,12 +468,7 @@ mod tests {
              [[screen]]\nid='l'\nstate='idle'\nregex='nope'\nlines=5\n",
         );
         let alone = kind("[[screen]]\nid='l'\nstate='idle'\nregex='nope'\nlines=5\n");
-        for text in [
-            "a\n\nb\nc\n\n\nd\ne\nf\n\ng",
-            "x\n\ny",
-            "",
-            "1\n2\n3\n4\n5\n6\n7",
-        ] {
+        for text in BOTTOM_SCREENS {
             let p = parser(text, false);
             let look = untimed(&p);
             let seen = |c: &Catalog| {
@@ -495,12 +500,7 @@ mod tests {
             .collect();
         let c = kind(&rules);
         let k = c.kind(c.kind_id("k").expect("k")).expect("rules");
-        for text in [
-            "a\n\nb\nc\n\n\nd\ne\nf\n\ng",
-            "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11",
-            "x\n\ny",
-            "",
-        ] {
+        for text in BOTTOM_SCREENS {
             let p = parser(text, false);
             let look = untimed(&p);
             let mut alone = RowBuf::default();
