@@ -282,8 +282,8 @@ fn several_panes_are_captured_with_one_command() {
         || {
             let c = ours.capture_many(&[&first, &second]);
             let text = |i: usize| {
-                c[i].as_deref()
-                    .map(String::from_utf8_lossy)
+                c[i].as_ref()
+                    .map(|c| String::from_utf8_lossy(&c.screen))
                     .unwrap_or_default()
                     .into_owned()
             };
@@ -298,4 +298,43 @@ fn several_panes_are_captured_with_one_command() {
         (None, None),
         "{batch:?}"
     );
+}
+
+/// A capture carries the title the pane has when it is captured, not the one it had at the
+/// last listing: Gemini's "Action Required" title goes with the dialog it names, and a hot
+/// pane's recapture between rounds with the old title made the working screen after an
+/// answered dialog read blocked (seen live, Gemini 0.61.0 in tmux).
+#[test]
+fn a_capture_carries_the_title_of_its_moment() {
+    let name = format!("lookout-title-{}", std::process::id());
+    // (each line read becomes the title, then a row saying so)
+    let script = r#"while read t; do printf '\033]2;%s\007%s shown\n' "$t" "$t"; done"#;
+    let (tmux, pane) = Tmux::start(
+        &name,
+        60,
+        10,
+        &[],
+        &format!("sh -c '{}'", script.replace('\'', "'\\''")),
+    );
+    let ours = lookout::pty::tmux::Tmux::new(lookout::pty::tmux::Socket::Name(name.clone()));
+    for title in ["Action Required", "Working"] {
+        tmux.run(&["send-keys", "-t", &pane, "-l", title]);
+        tmux.run(&["send-keys", "-t", &pane, "Enter"]);
+        wait_until(
+            "the capture has the new title",
+            || {
+                ours.capture_many(&[&pane])[0].as_ref().is_some_and(|c| {
+                    c.info.title == title
+                        && String::from_utf8_lossy(&c.screen).contains(&format!("{title} shown"))
+                })
+            },
+            || format!("{:?}", ours.capture_many(&[&pane])),
+        );
+    }
+    let one = ours.capture(&pane).expect("captured");
+    assert_eq!(
+        (one.info.id.as_str(), one.info.title.as_str()),
+        (pane.as_str(), "Working")
+    );
+    assert!(ours.capture("%999").is_err(), "a pane that is not there");
 }

@@ -326,15 +326,26 @@ impl Tmux {
         Ok(())
     }
 
-    /// The visible screen of pane `id`, with colours (`capture-pane -p -e`), one line per row.
-    pub fn capture(&self, id: &str) -> Result<Vec<u8>, TmuxError> {
-        Ok(self.run(&["capture-pane", "-p", "-e", "-t", id])?.stdout)
+    /// The visible screen of pane `id`, with colours (`capture-pane -p -e`), one line per row, and
+    /// the pane's state at that moment.
+    pub fn capture(&self, id: &str) -> Result<Capture, TmuxError> {
+        self.capture_many(&[id])
+            .pop()
+            .flatten()
+            .ok_or_else(|| TmuxError::Failed {
+                command: "capture-pane".into(),
+                stderr: format!("pane {id} was not captured"),
+            })
     }
 
     /// Captures several panes with one tmux command (one process, not one per pane), in order;
-    /// `None` for a pane tmux did not capture (gone since it was listed: tmux stops there).
-    pub fn capture_many(&self, ids: &[&str]) -> Vec<Option<Vec<u8>>> {
-        // Each capture is followed by a line no screen holds: a marker made for this call.
+    /// `None` for a pane tmux did not capture (gone since it was listed: tmux stops there). Each
+    /// comes with the pane's cursor, mode and title as tmux reports them right after the capture:
+    /// a title set since the last listing (a dialog answered: "Action Required" gone) is not
+    /// read stale with the new screen.
+    pub fn capture_many(&self, ids: &[&str]) -> Vec<Option<Capture>> {
+        // Each capture is followed by a line no screen holds: a marker made for this call, then
+        // the pane's state in `list-panes`' shape.
         let marker = format!(
             "\u{1e}lookout-capture-{}-{}\u{1e}",
             std::process::id(),
@@ -342,26 +353,29 @@ impl Tmux {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_nanos())
         );
+        let state = format!("{marker}{FORMAT}");
         let mut args: Vec<&str> = Vec::new();
         for id in ids {
             if !args.is_empty() {
                 args.push(";");
             }
             args.extend(["capture-pane", "-p", "-e", "-t", id]);
-            args.extend([";", "display-message", "-p", &marker]);
+            args.extend([";", "display-message", "-p", "-t", id, &state]);
         }
         let stdout = match self.socket.command().args(&args).output() {
             Ok(out) => out.stdout,
             Err(_) => Vec::new(),
         };
-        let end = format!("{marker}\n");
         let mut rest = stdout.as_slice();
+        let mut gone = false;
         ids.iter()
             .map(|_| {
-                let at = find(rest, end.as_bytes())?;
-                let capture = rest[..at].to_vec();
-                rest = &rest[at + end.len()..];
-                Some(capture)
+                if gone {
+                    return None;
+                }
+                let capture = take_capture(&mut rest, marker.as_bytes());
+                gone = capture.is_none();
+                capture.flatten()
             })
             .collect()
     }
@@ -474,6 +488,27 @@ pub fn repaint(info: &PaneInfo, capture: &[u8]) -> Vec<u8> {
         .collect();
     out.extend_from_slice(format!("\x1b]2;{title}\x07").as_bytes());
     out
+}
+
+/// One pane's screen (`capture-pane -p -e`) and its state when it was captured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Capture {
+    /// The rows, one line each, with their colours.
+    pub screen: Vec<u8>,
+    /// Its cursor, mode, size and title at that moment.
+    pub info: PaneInfo,
+}
+
+/// The next capture of a `capture_many` answer: the screen up to `marker`, then the state line
+/// after it; `None` when the answer ends first, `Some(None)` when the state line is not in shape.
+fn take_capture(rest: &mut &[u8], marker: &[u8]) -> Option<Option<Capture>> {
+    let at = find(rest, marker)?;
+    let screen = rest[..at].to_vec();
+    let line = &rest[at + marker.len()..];
+    let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+    let info = PaneInfo::parse(&String::from_utf8_lossy(&line[..end])).ok();
+    *rest = line.get(end + 1..).unwrap_or_default();
+    Some(info.map(|info| Capture { screen, info }))
 }
 
 /// Where `needle` first occurs in `hay`.

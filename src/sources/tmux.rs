@@ -1,7 +1,9 @@
 //! The tmux source (SPEC §9, §12): every pane of one tmux server as a lookout pane.
 //!
-//! Each round `list-panes -a` once, and per pane a `capture-pane` turned into a repaint (with its
-//! mode, cursor and title, so a change of any of them is a change); the poller does the rest.
+//! Each round `list-panes -a` once, and per pane a `capture-pane` turned into a repaint, with the
+//! mode, cursor and title tmux reports with that capture (a change of any of them is a change, and
+//! a hot pane's recapture between rounds never pairs a new screen with an old title); the poller
+//! does the rest.
 //! Panes carry the tmux server's instance (pid + start time), so a new tmux server's `%2` never
 //! resumes the old one's state. A pane that has been the active pane of a window an attached client
 //! shows for two rounds in a row has been seen (SPEC §14). With options on, states are written back
@@ -142,18 +144,16 @@ impl PaneSource for TmuxSource {
     }
 
     fn capture(&mut self, pane: &Listed) -> Option<Vec<u8>> {
-        let info = self.infos.get(&pane.native)?;
         let capture = self.tmux.capture(&pane.native).ok()?;
-        Some(tmux::repaint(info, &capture))
+        Some(tmux::repaint(&capture.info, &capture.screen))
     }
 
     fn capture_many(&mut self, panes: &[&Listed]) -> Vec<Option<Vec<u8>>> {
         let ids: Vec<&str> = panes.iter().map(|p| p.native.as_str()).collect();
-        let captures = self.tmux.capture_many(&ids);
-        panes
-            .iter()
-            .zip(captures)
-            .map(|(pane, capture)| Some(tmux::repaint(self.infos.get(&pane.native)?, &capture?)))
+        self.tmux
+            .capture_many(&ids)
+            .into_iter()
+            .map(|c| c.map(|c| tmux::repaint(&c.info, &c.screen)))
             .collect()
     }
 
