@@ -331,10 +331,35 @@ fn a_capture_carries_the_title_of_its_moment() {
             || format!("{:?}", ours.capture_many(&[&pane])),
         );
     }
+    // The source, between rounds: its repaint of a recapture carries the title of then, not the
+    // one its last listing saw.
+    use lookout::sources::PaneSource;
+    let mut source = lookout::sources::tmux::TmuxSource::new(
+        lookout::pty::tmux::Tmux::new(lookout::pty::tmux::Socket::Name(name.clone())),
+        false,
+        Default::default(),
+    );
+    let listed = source.list().expect("listed");
+    let source = std::cell::RefCell::new(source);
+    let listed = listed
+        .iter()
+        .find(|l| l.native == pane)
+        .expect("the pane listed");
+    tmux.run(&["send-keys", "-t", &pane, "-l", "Ready"]);
+    tmux.run(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until(
+        "the recapture repaints with the title of its moment",
+        || {
+            source.borrow_mut().capture_many(&[listed])[0]
+                .as_ref()
+                .is_some_and(|bytes| String::from_utf8_lossy(bytes).contains("\x1b]2;Ready\x07"))
+        },
+        || format!("{:?}", source.borrow_mut().capture_many(&[listed])),
+    );
     let one = ours.capture(&pane).expect("captured");
     assert_eq!(
         (one.info.id.as_str(), one.info.title.as_str()),
-        (pane.as_str(), "Working")
+        (pane.as_str(), "Ready")
     );
     assert!(ours.capture("%999").is_err(), "a pane that is not there");
 }
