@@ -110,9 +110,18 @@ fn version_event(generation: Generation, version: &str) -> ProcessEvent {
 }
 
 /// The agent's own executable: the script an interpreter runs (`node …/bin/codex.js`), else the
-/// process's executable (`/proc/<pid>/exe`), else argv[0] when it is a path.
+/// process's executable (`/proc/<pid>/exe`), else argv[0] when it is a path. The argv is the
+/// process's own (`/proc/<pid>/cmdline`) where it can be read: a source may report the command
+/// as typed (`lookout run -- gemini`), whose process is `node …/bin/gemini` — asked through its
+/// executable, that is `node --version`.
 fn executable(process: &HookedProcess) -> Option<PathBuf> {
-    let argv0 = process.argv.first()?;
+    let live = process
+        .pid
+        .and_then(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
+        .map(|bytes| crate::pty::probe::parse_cmdline(&bytes))
+        .filter(|argv| !argv.is_empty());
+    let argv = live.as_deref().unwrap_or(&process.argv);
+    let argv0 = argv.first()?;
     let cwd = process
         .pid
         .and_then(|p| std::fs::read_link(format!("/proc/{p}/cwd")).ok());
@@ -125,7 +134,7 @@ fn executable(process: &HookedProcess) -> Option<PathBuf> {
         }
     };
     // `bash …/claude` must be asked as `…/claude --version`, not `bash --version`.
-    if let Some(script) = crate::manifest::interpreted_script(&process.argv) {
+    if let Some(script) = crate::manifest::interpreted_script(argv) {
         return absolute(script);
     }
     process
@@ -226,6 +235,27 @@ mod tests {
             executable(&native),
             Some(PathBuf::from("/opt/a/bin/claude"))
         );
+    }
+
+    #[test]
+    fn the_live_process_says_which_script_it_runs() {
+        // `lookout run -- agent` reports the command as typed; the process runs `sh …/agent`.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let script = dir.path().join("agent");
+        std::fs::write(&script, "sleep 30\n").expect("script");
+        let mut child = Command::new("/bin/sh")
+            .arg(&script)
+            .spawn()
+            .expect("sh runs");
+        let typed = HookedProcess {
+            argv: vec!["agent".into()],
+            pid: Some(child.id()),
+            ..HookedProcess::default()
+        };
+        let found = executable(&typed);
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(found, Some(script), "not the shell's own executable");
     }
 
     #[test]
