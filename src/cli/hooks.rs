@@ -226,7 +226,7 @@ fn edit_codex(text: &str, exe: &Path, install: bool) -> anyhow::Result<String> {
     let parsed: toml::Table = toml::from_str(text).context("config.toml does not parse")?;
     let line = format!(
         "notify = [\"sh\", \"-c\", {}, \"lookout-notify\"]",
-        toml::Value::String(command(exe, "codex", "state done"))
+        toml::Value::String(command(exe, "codex", "codex-notify \"$1\""))
     );
     let ours = |l: &str| {
         l.starts_with("notify = [\"sh\", \"-c\", ") && is_ours(&l.replace('"', ""), "codex")
@@ -240,11 +240,16 @@ fn edit_codex(text: &str, exe: &Path, install: bool) -> anyhow::Result<String> {
         });
     }
     if text.lines().any(ours) {
-        return Ok(text.to_owned());
+        // (an older install of ours, `state done`, is brought up to date in place)
+        let lines: Vec<&str> = text
+            .lines()
+            .map(|l| if ours(l) { line.as_str() } else { l })
+            .collect();
+        return Ok(lines.join("\n") + "\n");
     }
     if parsed.contains_key("notify") {
         bail!(
-            "config.toml already has a `notify` program; add `lookout report --agent codex state done` to it by hand"
+            "config.toml already has a `notify` program; add `lookout report --agent codex codex-notify \"$1\"` to it by hand"
         );
     }
     let mut out = String::new();
@@ -381,9 +386,13 @@ mod tests {
         let parsed: toml::Table = toml::from_str(&once).expect("toml");
         assert_eq!(
             parsed["notify"][2].as_str(),
-            Some("/opt/bin/lookout report --agent codex --quiet state done")
+            Some("/opt/bin/lookout report --agent codex --quiet codex-notify \"$1\"")
         );
         assert!(once.contains("# mine"));
+        // An install of an older lookout (`state done` on every notice) is brought up to date.
+        let old = once.replace("codex-notify \"$1\"", "state done");
+        assert_ne!(old, once);
+        assert_eq!(edit_codex(&old, exe, true).expect("update"), once);
         assert_eq!(edit_codex(&once, exe, false).expect("uninstall"), config);
         assert!(edit_codex("notify = [\"x\"]\n", exe, true).is_err());
     }

@@ -88,6 +88,13 @@ enum What {
     },
     /// Announce the session only.
     Session,
+    /// Codex's `notify` payload (the JSON it passes as the last argument): a completed turn of
+    /// the session reports `done`; another notification, or the turn of the side conversation
+    /// Codex runs to title a new session, reports nothing.
+    CodexNotify {
+        /// The payload.
+        payload: String,
+    },
 }
 
 /// What became of a report.
@@ -275,6 +282,9 @@ enum Said {
 fn body(what: &What, source: &str) -> anyhow::Result<Option<Said>> {
     Ok(match what {
         What::Session => None,
+        What::CodexNotify { payload } => {
+            codex_turn_of_session(payload)?.then_some(Said::State(ReportedState::Done))
+        }
         What::State { state } => {
             let state: ReportedState = serde_json::from_value(json!(state))?;
             Some(Said::State(state))
@@ -307,6 +317,33 @@ fn body(what: &What, source: &str) -> anyhow::Result<Option<Said>> {
             Some(Said::TurnEnd(status))
         }
     })
+}
+
+/// Whether a Codex `notify` payload is a turn of the session ending. Codex (0.171) also notifies
+/// `agent-turn-complete` for the side conversation that titles a new session, which finishes
+/// while the session's first turn still runs: reported as `done`, it ended that turn at its start.
+/// That turn answers the title schema Codex asks for (`{"title": …}`, its input Codex's own
+/// instruction): told by either.
+fn codex_turn_of_session(payload: &str) -> anyhow::Result<bool> {
+    let notice: Value = serde_json::from_str(payload)
+        .with_context(|| format!("the Codex notify payload is not JSON: {payload:.80}"))?;
+    if notice.get("type").and_then(Value::as_str) != Some("agent-turn-complete") {
+        return Ok(false);
+    }
+    let answer = notice.get("last-assistant-message").and_then(Value::as_str);
+    let titled = answer
+        .and_then(|a| serde_json::from_str::<serde_json::Map<String, Value>>(a).ok())
+        .is_some_and(|m| m.len() == 1 && m.get("title").is_some_and(Value::is_string));
+    let asked_for_a_title = notice
+        .get("input-messages")
+        .and_then(Value::as_array)
+        .is_some_and(|m| {
+            m.len() == 1
+                && m[0]
+                    .as_str()
+                    .is_some_and(|t| t.starts_with("Generate a concise, single-line task title"))
+        });
+    Ok(!titled && !asked_for_a_title)
 }
 
 fn env(name: &str) -> Option<String> {
@@ -351,6 +388,28 @@ fn now_micros() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn codex_notifies_of_the_session_end_a_turn_and_its_title_conversation_does_not() {
+        // The two payloads Codex 0.171.0 sent for a session's first turn (trimmed), title first.
+        let title = r#"{"type":"agent-turn-complete","thread-id":"01a23d2a-26c9","turn-id":"01a23d2a-2716","cwd":"/p","client":"codex-tui","input-messages":["Generate a concise, single-line task title of at most 36 characters and under five words where possible."],"last-assistant-message":"{\"title\": \"Mock task\"}"}"#;
+        let turn = r#"{"type":"agent-turn-complete","thread-id":"01a23d2a-1ee4","turn-id":"01a23d2a-2686","cwd":"/p","client":"codex-tui","input-messages":["tell me something slow"],"last-assistant-message":"Here is a slow answer."}"#;
+        assert!(!codex_turn_of_session(title).expect("json"));
+        assert!(codex_turn_of_session(turn).expect("json"));
+        // Either sign alone tells the title conversation.
+        let answer_only = title.replace("Generate a concise", "Name this");
+        assert!(!codex_turn_of_session(&answer_only).expect("json"));
+        let ask_only = title.replace(r#"{\"title\": \"Mock task\"}"#, "Mock task");
+        assert!(!codex_turn_of_session(&ask_only).expect("json"));
+        // A user asking for JSON with a title among other keys is a turn like any other.
+        let json_answer = turn.replace(
+            "Here is a slow answer.",
+            r#"{\"title\": \"x\", \"body\": \"y\"}"#,
+        );
+        assert!(codex_turn_of_session(&json_answer).expect("json"));
+        assert!(!codex_turn_of_session(r#"{"type":"approval-requested"}"#).expect("json"));
+        assert!(codex_turn_of_session("not json").is_err());
+    }
 
     #[test]
     fn counter_increases() {
