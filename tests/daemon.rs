@@ -287,6 +287,18 @@ fn a_hook_never_blocks_its_agent() {
         status.contains("undelivered hook report") && status.contains("nowhere"),
         "{status}"
     );
+    // A notify payload Codex garbled is said so, and the agent goes on (exit 0).
+    let garbled = home
+        .command(&["report", "--agent", "codex", "codex-notify", "{not json"])
+        .env("LOOKOUT_PANE_ID", "run-1")
+        .output()
+        .expect("report");
+    assert_eq!(garbled.status.code(), Some(0), "{}", text(&garbled));
+    assert!(
+        text(&garbled).contains("notify payload is not JSON"),
+        "{}",
+        text(&garbled)
+    );
 }
 
 #[test]
