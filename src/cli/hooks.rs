@@ -26,10 +26,13 @@ enum Action {
     Uninstall(Target),
 }
 
+/// The agents whose hooks `install` knows.
+const AGENTS: [&str; 4] = ["claude", "codex", "gemini", "qwen"];
+
 #[derive(Debug, clap::Args)]
 struct Target {
     /// The agent whose settings to edit.
-    #[arg(long, value_parser = ["claude", "codex", "gemini", "qwen"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(AGENTS))]
     agent: String,
     /// The project's settings (in the current directory) instead of the user's.
     #[arg(long, conflicts_with = "user")]
@@ -395,6 +398,25 @@ mod tests {
         assert_eq!(edit_codex(&old, exe, true).expect("update"), once);
         assert_eq!(edit_codex(&once, exe, false).expect("uninstall"), config);
         assert!(edit_codex("notify = [\"x\"]\n", exe, true).is_err());
+    }
+
+    /// The hooks installed here never report a denial or an interrupt (and Gemini's, Qwen's and
+    /// Codex's not a dialog either): a kind they report for must keep reading its screen.
+    #[test]
+    fn every_kind_with_installed_hooks_keeps_reading_its_screen() {
+        let (catalog, errors) = crate::manifest::Catalog::bundled();
+        assert!(errors.is_empty(), "{errors:?}");
+        for agent in AGENTS {
+            let kind = catalog
+                .kind_id(agent)
+                .and_then(|k| catalog.kind(k))
+                .expect("bundled");
+            assert_eq!(
+                kind.policy,
+                crate::manifest::HookPolicy::Evidence,
+                "{agent}: under `dominate` its first hook report would stop the screen being read"
+            );
+        }
     }
 
     #[test]
