@@ -262,13 +262,16 @@ fn a_hook_never_blocks_its_agent() {
     let missing = home.run(&["report", "state", "working"]);
     assert_eq!(missing.status.code(), Some(0), "{}", text(&missing));
 
+    // A hook's report from inside pane `pane` (a `lookout run` pane's environment).
+    let report_in = |pane: &str, args: &[&str]| {
+        home.command(&[&["report"], args].concat())
+            .env("LOOKOUT_PANE_ID", pane)
+            .output()
+            .expect("report")
+    };
     // A `lookout run` pane with the server down: the report waits in the mirror, exit 0, and the
     // server it starts in the background picks it up.
-    let out = home
-        .command(&["report", "--agent", "claude", "state", "blocked"])
-        .env("LOOKOUT_PANE_ID", "run-1")
-        .output()
-        .expect("report");
+    let out = report_in("run-1", &["--agent", "claude", "state", "blocked"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     wait_until(
         "the server the report started",
@@ -276,11 +279,7 @@ fn a_hook_never_blocks_its_agent() {
         || home.log(),
     );
     // A refusal (no such pane) is logged and shown by status, and still exit 0.
-    let refused = home
-        .command(&["report", "--agent", "claude", "state", "blocked"])
-        .env("LOOKOUT_PANE_ID", "nowhere")
-        .output()
-        .expect("report");
+    let refused = report_in("nowhere", &["--agent", "claude", "state", "blocked"]);
     assert_eq!(refused.status.code(), Some(0), "{}", text(&refused));
     let status = String::from_utf8_lossy(&home.run(&["status"]).stdout).into_owned();
     assert!(
@@ -288,11 +287,7 @@ fn a_hook_never_blocks_its_agent() {
         "{status}"
     );
     // A notify payload Codex garbled is said so, and the agent goes on (exit 0).
-    let garbled = home
-        .command(&["report", "--agent", "codex", "codex-notify", "{not json"])
-        .env("LOOKOUT_PANE_ID", "run-1")
-        .output()
-        .expect("report");
+    let garbled = report_in("run-1", &["--agent", "codex", "codex-notify", "{not json"]);
     assert_eq!(garbled.status.code(), Some(0), "{}", text(&garbled));
     assert!(
         text(&garbled).contains("notify payload is not JSON"),
