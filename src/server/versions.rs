@@ -247,6 +247,14 @@ mod tests {
             .arg(&script)
             .spawn()
             .expect("sh runs");
+        // (until the child has exec'd, its cmdline is the test's)
+        let cmdline = format!("/proc/{}/cmdline", child.id());
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read(&cmdline).is_ok_and(|c| c.ends_with(b"/agent\0"))
+            && Instant::now() < deadline
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let typed = HookedProcess {
             argv: vec!["agent".into()],
             pid: Some(child.id()),
