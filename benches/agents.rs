@@ -13,11 +13,11 @@
 //! `LOOKOUT_BENCH_AGENT=claude` limits the run to one agent.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use lookout::components::{GridRow, RowGrid, RowsUpdate};
-use lookout::manifest::{Catalog, KindRules, Region};
-use lookout::pty::asciicast::{self, EventKind};
-use lookout::rules::{Grid, Look, Scratch, Strategy};
-use lookout::terminal::Terminal;
+use lookout_core::asciicast::{self, EventKind};
+use lookout_core::components::{GridRow, RowGrid, RowsUpdate};
+use lookout_core::manifest::{Catalog, KindRules, Region};
+use lookout_core::rules::{Grid, Look, Scratch, Strategy};
+use lookout_core::terminal::Terminal;
 use std::hint::black_box;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -58,7 +58,7 @@ fn rows_of(screen: &Terminal) -> RowGrid {
 fn shots(kind: &str) -> Vec<Shot> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
     let mut out = Vec::new();
-    for f in lookout::corpus::walk(&root)
+    for f in lookout_core::corpus::walk(&root)
         .expect("tests/fixtures")
         .into_iter()
         .filter(|f| f.kind == kind)
@@ -132,7 +132,7 @@ fn span(screen: &Terminal, region: Region) -> Option<(u16, u16)> {
             Some((r, r))
         }
         Region::AfterLastRule | Region::PromptBox => {
-            let is_rule = |r: u16| lookout::rules::regions::is_rule(&text(r));
+            let is_rule = |r: u16| lookout_core::rules::regions::is_rule(&text(r));
             let mut rules = (0..rows).rev().filter(|&r| is_rule(r));
             let bottom = rules.next()?;
             if region == Region::AfterLastRule {
@@ -187,7 +187,7 @@ fn bench_agents(c: &mut Criterion) {
     let (catalog, errors) = Catalog::bundled();
     assert!(errors.is_empty(), "{errors:?}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
-    let mut kinds: Vec<String> = lookout::corpus::walk(&root)
+    let mut kinds: Vec<String> = lookout_core::corpus::walk(&root)
         .expect("tests/fixtures")
         .into_iter()
         .map(|f| f.kind)

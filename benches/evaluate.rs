@@ -7,10 +7,10 @@
 mod screens;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use lookout::manifest::Catalog;
-use lookout::rules::regions::{RowBuf, Rows, region_text};
-use lookout::rules::{Look, Strategy};
-use lookout::terminal::Terminal;
+use lookout_core::manifest::Catalog;
+use lookout_core::rules::regions::{RowBuf, Rows, region_text};
+use lookout_core::rules::{Look, Strategy};
+use lookout_core::terminal::Terminal;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 

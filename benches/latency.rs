@@ -7,10 +7,10 @@
 //! never reaches within 5 s is counted as missed. The old cadence (the periodic tick only) is
 //! printed beside it. Recording time, not wall time: the figures are exact and repeatable.
 
-use lookout::corpus;
-use lookout::manifest::Catalog;
-use lookout::pty::asciicast;
-use lookout::replay::{Replay, Timing, replay_with};
+use lookout_core::asciicast;
+use lookout_core::corpus;
+use lookout_core::manifest::Catalog;
+use lookout_core::replay::{Replay, Timing, replay_with};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ const REFERENCE: Timing = Timing {
     stamped: true,
 };
 const TICK_ONLY: Timing = Timing {
-    tick: lookout::replay::TICK,
+    tick: lookout_core::replay::TICK,
     on_output: false,
     stamped: true,
 };

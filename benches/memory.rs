@@ -8,10 +8,10 @@
 #[path = "support/screens.rs"]
 mod screens;
 
-use lookout::components::{GridRow, RowsUpdate};
-use lookout::manifest::Catalog;
-use lookout::resources::{Clock, EventOutbox};
-use lookout::terminal::Terminal;
+use lookout_core::components::{GridRow, RowsUpdate};
+use lookout_core::manifest::Catalog;
+use lookout_core::resources::{Clock, EventOutbox};
+use lookout_core::terminal::Terminal;
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::alloc::System;
 use std::sync::Arc;
@@ -58,30 +58,31 @@ fn rows_of(text: &str) -> RowsUpdate {
 fn per_pane(as_rows: bool) -> f64 {
     let (catalog, errors) = Catalog::bundled();
     assert!(errors.is_empty(), "{errors:?}");
-    let mut world = lookout::world(Arc::new(catalog));
+    let mut world = lookout_core::world(Arc::new(catalog));
     // The fleet is sized for this machine, not for the default screen budget.
-    world.insert_resource(lookout::resources::ScreenCells::with_limit(u64::MAX));
+    world.insert_resource(lookout_core::resources::ScreenCells::with_limit(u64::MAX));
     let screen = screens::claude_screen(ROWS, COLS, 3, "working");
     let update = rows_of(&screen);
-    world.run_schedule(lookout::Tick);
+    world.run_schedule(lookout_core::Tick);
     let region = Region::new(GLOBAL);
     for i in 0..PANES {
         let id = format!("pane-{i}");
         let (r, c) = (ROWS as u16, COLS as u16);
         if as_rows {
-            let _ = lookout::panes::open_rows_pane(&mut world, &id, r, c, Some("claude"), None);
+            let _ =
+                lookout_core::panes::open_rows_pane(&mut world, &id, r, c, Some("claude"), None);
             let now = world.resource::<Clock>().now;
-            let _ = lookout::panes::feed_rows(&mut world, &id, update.clone(), now);
+            let _ = lookout_core::panes::feed_rows(&mut world, &id, update.clone(), now);
         } else {
-            let _ = lookout::panes::open_pane(&mut world, &id, r, c, Some("claude"), None);
-            let _ = lookout::panes::feed(&mut world, &id, screen.as_bytes());
+            let _ = lookout_core::panes::open_pane(&mut world, &id, r, c, Some("claude"), None);
+            let _ = lookout_core::panes::feed(&mut world, &id, screen.as_bytes());
         }
     }
     for _ in 0..2 {
         world
             .resource_mut::<Clock>()
             .advance(Duration::from_millis(500));
-        world.run_schedule(lookout::Tick);
+        world.run_schedule(lookout_core::Tick);
         let outbox = world.resource::<EventOutbox>();
         for _ in outbox.events().try_iter() {}
     }

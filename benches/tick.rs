@@ -12,8 +12,8 @@
 mod screens;
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
-use lookout::manifest::Catalog;
-use lookout::resources::{Clock, EventOutbox};
+use lookout_core::manifest::Catalog;
+use lookout_core::resources::{Clock, EventOutbox};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -28,14 +28,14 @@ struct Fleet {
 }
 
 /// The rows of `text` drawn on a `rows` × `cols` screen, as an embedder sends them.
-fn rows_update(text: &str, rows: usize, cols: usize) -> lookout::components::RowsUpdate {
+fn rows_update(text: &str, rows: usize, cols: usize) -> lookout_core::components::RowsUpdate {
     let mut p = vt100::Parser::new(
         std::num::NonZeroU16::new(rows as u16).expect("rows"),
         std::num::NonZeroU16::new(cols as u16).expect("cols"),
         0,
     );
     p.process(text.as_bytes());
-    lookout::components::RowsUpdate {
+    lookout_core::components::RowsUpdate {
         rows: p
             .screen()
             .rows(0, cols as u16)
@@ -47,19 +47,19 @@ fn rows_update(text: &str, rows: usize, cols: usize) -> lookout::components::Row
     }
 }
 
-fn row(text: &str) -> lookout::components::GridRow {
-    lookout::components::GridRow {
+fn row(text: &str) -> lookout_core::components::GridRow {
+    lookout_core::components::GridRow {
         text: text.into(),
         runs: Box::new([]),
     }
 }
 
 /// The status row of a spinner frame, as an embedder sends it.
-fn spinner_row(rows: usize, frame: usize) -> lookout::components::RowsUpdate {
+fn spinner_row(rows: usize, frame: usize) -> lookout_core::components::RowsUpdate {
     let text = screens::spinner_update(rows, frame);
     let line = text.rsplit("\x1b[2K").next().unwrap_or("");
     let line = line.split('\x1b').next().unwrap_or("");
-    lookout::components::RowsUpdate {
+    lookout_core::components::RowsUpdate {
         rows: vec![(rows.saturating_sub(6) as u16, row(line))],
         // Parked in the input box, as after the bytes of the same frame.
         cursor: (rows.saturating_sub(3) as u16, 2),
@@ -70,22 +70,26 @@ fn spinner_row(rows: usize, frame: usize) -> lookout::components::RowsUpdate {
 fn fleet(panes: usize, rows: usize, cols: usize, as_rows: bool) -> Fleet {
     let (catalog, errors) = Catalog::bundled();
     assert!(errors.is_empty(), "{errors:?}");
-    let mut world = lookout::world(Arc::new(catalog));
+    let mut world = lookout_core::world(Arc::new(catalog));
     // The fleet is sized for this machine, not for the default screen budget.
-    world.insert_resource(lookout::resources::ScreenCells::with_limit(u64::MAX));
+    world.insert_resource(lookout_core::resources::ScreenCells::with_limit(u64::MAX));
     let ids: Vec<String> = (0..panes).map(|i| format!("pane-{i}")).collect();
     for (i, id) in ids.iter().enumerate() {
         let kind = if i % 2 == 0 { "claude" } else { "codex" };
         let screen = screens::claude_screen(rows, cols, i, "working");
         let (r, c) = (rows as u16, cols as u16);
         if as_rows {
-            let _ = lookout::panes::open_rows_pane(&mut world, id, r, c, Some(kind), None);
+            let _ = lookout_core::panes::open_rows_pane(&mut world, id, r, c, Some(kind), None);
             let now = world.resource::<Clock>().now;
-            let _ =
-                lookout::panes::feed_rows(&mut world, id, rows_update(&screen, rows, cols), now);
+            let _ = lookout_core::panes::feed_rows(
+                &mut world,
+                id,
+                rows_update(&screen, rows, cols),
+                now,
+            );
         } else {
-            let _ = lookout::panes::open_pane(&mut world, id, r, c, Some(kind), None);
-            let _ = lookout::panes::feed(&mut world, id, screen.as_bytes());
+            let _ = lookout_core::panes::open_pane(&mut world, id, r, c, Some(kind), None);
+            let _ = lookout_core::panes::feed(&mut world, id, screen.as_bytes());
         }
     }
     let mut f = Fleet {
@@ -112,15 +116,15 @@ impl Fleet {
             self.cursor += 1;
             if self.as_rows {
                 let rows = spinner_row(self.rows, self.frame);
-                let _ = lookout::panes::feed_rows(&mut self.world, id, rows, now);
+                let _ = lookout_core::panes::feed_rows(&mut self.world, id, rows, now);
             } else {
-                let _ = lookout::panes::feed(&mut self.world, id, update.as_bytes());
+                let _ = lookout_core::panes::feed(&mut self.world, id, update.as_bytes());
             }
         }
         self.world
             .resource_mut::<Clock>()
             .advance(Duration::from_millis(500));
-        self.world.run_schedule(lookout::Tick);
+        self.world.run_schedule(lookout_core::Tick);
         let outbox = self.world.resource::<EventOutbox>();
         for _ in outbox.events().try_iter() {}
     }

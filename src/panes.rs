@@ -214,6 +214,34 @@ pub enum ResizeError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnknownPane;
 
+impl std::fmt::Display for UnknownPane {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("no pane has that id")
+    }
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Exists => f.write_str("a pane with that id is already open"),
+            OpenError::Size(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::fmt::Display for ResizeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ResizeError::Unknown => UnknownPane.fmt(f),
+            ResizeError::Size(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for UnknownPane {}
+impl std::error::Error for OpenError {}
+impl std::error::Error for ResizeError {}
+
 /// Opens a pane (`pane.open`). `kind`: named by the embedder (identification never overrides it).
 /// The screen must be within [`check_size`] and fit [`ScreenCells`].
 pub fn open_pane(

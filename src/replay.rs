@@ -4,11 +4,11 @@
 //! expected state against the pane's lifecycle. Pure given the recording: no I/O, recording
 //! time drives the `Clock`.
 
+use crate::asciicast::{Cast, EventKind, MAX_TIME, MAX_TIMESTAMP};
 use crate::components::{ComposerState, ComposerView, LifecycleState};
 use crate::components::{MAX_COLS, MAX_ROWS};
 use crate::event::Change;
 use crate::manifest::Catalog;
-use crate::pty::asciicast::{Cast, EventKind, MAX_TIME, MAX_TIMESTAMP};
 use crate::resources::{Clock, EventOutbox};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -296,7 +296,7 @@ pub fn without_titles(cast: &Cast) -> Cast {
         .events
         .iter()
         .map(|e| match &e.kind {
-            EventKind::Output(data) => crate::pty::asciicast::CastEvent {
+            EventKind::Output(data) => crate::asciicast::CastEvent {
                 time: e.time,
                 kind: EventKind::Output(filter.feed(data)),
             },
@@ -388,7 +388,7 @@ impl TitleFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::pty::asciicast::{CastEvent, Header};
+    use crate::asciicast::{CastEvent, Header};
 
     fn cast(events: Vec<(f64, EventKind)>) -> Cast {
         Cast {

@@ -8,9 +8,9 @@
 #[path = "../benches/support/screens.rs"]
 mod screens;
 
-use lookout::components::{GridRow, RowGrid, RowsUpdate, Screen};
-use lookout::manifest::Catalog;
-use lookout::rules::{Grid, Look, Scratch, Strategy};
+use lookout_core::components::{GridRow, RowGrid, RowsUpdate, Screen};
+use lookout_core::manifest::Catalog;
+use lookout_core::rules::{Grid, Look, Scratch, Strategy};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use std::alloc::System;
 use std::time::Instant;
@@ -43,7 +43,11 @@ fn rows_of(screen: &Screen) -> RowGrid {
 }
 
 /// Allocations made by `n` evaluations of `grid`, after warming the scratch up.
-fn allocations(kind: &lookout::manifest::KindRules, grid: &dyn Grid, n: usize) -> (usize, bool) {
+fn allocations(
+    kind: &lookout_core::manifest::KindRules,
+    grid: &dyn Grid,
+    n: usize,
+) -> (usize, bool) {
     let now = Instant::now();
     let look = Look {
         screen: grid,

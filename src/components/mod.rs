@@ -53,6 +53,6 @@ pub use pane_id::PaneId;
 pub use progress::Progress;
 pub use row_grid::{AttrRun, GridRow, RowGrid, RowsUpdate};
 pub use rows_seen::{ComposerSeen, RowsSeen};
-pub use screen::{MAX_COLS, MAX_ROWS, MAX_TOTAL_CELLS, Osc, Screen, SizeError, check_size};
+pub use screen::{MAX_COLS, MAX_ROWS, MAX_TOTAL_CELLS, Screen, SizeError, check_size};
 pub use title::Title;
 pub use verdict::{Decision, HookClaim, HookEvidence, LabelSet, ScreenVerdict, Verdict, Wake};

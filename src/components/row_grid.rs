@@ -20,7 +20,7 @@ pub struct AttrRun {
     /// Dim/faint (SGR 2).
     pub dim: bool,
     /// Foreground colour.
-    pub fg: vt100::Color,
+    pub fg: crate::terminal::Colour,
 }
 
 /// One row as the embedder shows it.
@@ -192,7 +192,7 @@ impl Grid for RowGrid {
                 .find(|run| (run.start..run.end).contains(&col));
             CellAttrs {
                 dim: run.is_some_and(|r| r.dim),
-                fg: run.map_or(vt100::Color::Default, |r| r.fg),
+                fg: run.map_or(crate::terminal::Colour::Default, |r| r.fg),
                 inverse: false,
             }
         };
@@ -281,7 +281,7 @@ mod tests {
     #[test]
     fn cells_carry_text_dim_and_colour_by_column() {
         let mut g = RowGrid::new(1, 20);
-        let grey = vt100::Color::Rgb(128, 128, 128);
+        let grey = crate::terminal::Colour::Rgb(128, 128, 128);
         g.apply(RowsUpdate {
             rows: vec![(
                 0,
@@ -320,7 +320,7 @@ mod tests {
             cell(0).1,
             Some(CellAttrs {
                 dim: false,
-                fg: vt100::Color::Default,
+                fg: crate::terminal::Colour::Default,
                 inverse: false,
             })
         );

@@ -150,24 +150,21 @@ fn digest(hashes: impl Iterator<Item = u64>) -> u64 {
 mod tests {
     use super::*;
     use crate::rules::Rows;
+    use crate::terminal::Terminal;
 
-    fn parser(text: &str) -> vt100::Parser {
-        let mut p = vt100::Parser::new(
-            std::num::NonZeroU16::new(6).expect("rows"),
-            std::num::NonZeroU16::new(30).expect("cols"),
-            0,
-        );
+    fn parser(text: &str) -> Terminal {
+        let mut p = Terminal::new(6, 30);
         p.process(text.as_bytes());
         p
     }
 
     /// Reads the bottom two rows of `p` as an evaluation would, and records them.
-    fn read_bottom(p: &vt100::Parser, seen: &mut RowsSeen, buf: &mut RowBuf) {
+    fn read_bottom(p: &Terminal, seen: &mut RowsSeen, buf: &mut RowBuf) {
         buf.begin(6);
-        let mut rows = Rows::new(p.screen(), buf);
+        let mut rows = Rows::new(p, buf);
         rows.get(4);
         rows.get(5);
-        seen.record(p.screen(), buf);
+        seen.record(p, buf);
     }
 
     #[test]
@@ -175,18 +172,18 @@ mod tests {
         let mut p = parser("top\r\n\r\n\r\n\r\nstatus 1\r\nprompt");
         let (mut seen, mut buf) = (RowsSeen::default(), RowBuf::default());
         buf.begin(6);
-        assert!(!seen.same(p.screen(), &mut buf), "nothing read yet");
+        assert!(!seen.same(&p, &mut buf), "nothing read yet");
         read_bottom(&p, &mut seen, &mut buf);
         // The same status drawn again, and a change to a row no rule read: no change.
         p.process(b"\x1b[5;1H\x1b[2Kstatus 1\x1b[1;1Hother");
         buf.begin(6);
-        assert!(seen.same(p.screen(), &mut buf));
+        assert!(seen.same(&p, &mut buf));
         p.process(b"\x1b[5;1H\x1b[2Kstatus 2");
         buf.begin(6);
-        assert!(!seen.same(p.screen(), &mut buf));
+        assert!(!seen.same(&p, &mut buf));
         read_bottom(&p, &mut seen, &mut buf);
         p.process(b"\x1b[?1049h");
         buf.begin(6);
-        assert!(!seen.same(p.screen(), &mut buf), "the alternate screen");
+        assert!(!seen.same(&p, &mut buf), "the alternate screen");
     }
 }

@@ -1,6 +1,6 @@
 //! `Screen`: the pane's headless terminal (lookout's own `terminal::Terminal`, no scrollback). Written by
-//! `ingest_output` only; when its rows last changed is `RowsSeen`'s fact. `Osc` collects the title and OSC 9;4 progress the
-//! parser sees so that ingest can move them into `Title`/`Progress`.
+//! `ingest_output` only; when its rows last changed is `RowsSeen`'s fact. The terminal collects the title and OSC 9;4 progress it
+//! sees so that ingest can move them into `Title`/`Progress`.
 //!
 //! The size bounds live here too (§11, issue 13): the terminal allocates every cell up front (10
 //! bytes each, twice once the alternate screen is used), so a hostile `rows × cols` would abort
@@ -11,33 +11,6 @@ use crate::rules::Grid;
 use crate::terminal::Terminal;
 use bevy_ecs::component::Component;
 use std::num::NonZeroU16;
-
-/// Catches the OSC sequences the rules read — window title (0/2) and progress (9;4) — for a
-/// `vt100::Parser` (the reference terminal of the tests and benches).
-#[derive(Debug, Default)]
-pub struct Osc {
-    /// A title set since the last drain.
-    pub title: Option<String>,
-    /// A progress payload (`4;1;-1`, …) set since the last drain.
-    pub progress: Option<String>,
-}
-
-impl vt100::Callbacks for Osc {
-    fn set_window_title(&mut self, _: &mut vt100::Screen, title: &[u8]) {
-        self.title = Some(String::from_utf8_lossy(title).into_owned());
-    }
-
-    fn unhandled_osc(&mut self, _: &mut vt100::Screen, params: &[&[u8]]) {
-        // OSC 9;4;<state>;<value>: ConEmu/Windows Terminal progress, used by several agents.
-        if let [b"9", b"4", rest @ ..] = params {
-            let parts: Vec<String> = rest
-                .iter()
-                .map(|p| String::from_utf8_lossy(p).into_owned())
-                .collect();
-            self.progress = Some(format!("4;{}", parts.join(";")));
-        }
-    }
-}
 
 /// The most rows a pane's screen may have.
 pub const MAX_ROWS: u16 = 500;

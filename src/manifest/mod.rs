@@ -219,20 +219,16 @@ impl Catalog {
         Catalog::load(bundled::BUNDLED.iter().copied())
     }
 
-    /// Bundled, then `$XDG_CONFIG_HOME/lookout/manifests`, then each of `extra` (files or dirs).
-    pub fn standard(extra: &[PathBuf]) -> (Catalog, Vec<ManifestError>) {
+    /// Bundled, then each of `paths` (a manifest file, or a directory of them) in order: a later
+    /// file of the same kind replaces an earlier one. The caller decides where users keep theirs.
+    pub fn standard(paths: &[PathBuf]) -> (Catalog, Vec<ManifestError>) {
         let mut sources: Vec<(String, String)> = bundled::BUNDLED
             .iter()
             .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
             .collect();
         let mut errors = Vec::new();
-        let mut dirs: Vec<PathBuf> = user_manifest_dir()
-            .into_iter()
-            .filter(|d| d.is_dir())
-            .collect();
-        dirs.extend(extra.iter().cloned());
-        for dir in dirs {
-            read_sources(&dir, &mut sources, &mut errors);
+        for path in paths {
+            read_sources(path, &mut sources, &mut errors);
         }
         let (catalog, mut compile_errors) = Catalog::load(sources);
         errors.append(&mut compile_errors);
@@ -372,15 +368,6 @@ pub fn interpreted_script(argv: &[String]) -> Option<&str> {
 fn is_versioned(exe: &str, interpreter: &str) -> bool {
     exe.strip_prefix(interpreter)
         .is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit() || c == '.'))
-}
-
-/// `$XDG_CONFIG_HOME/lookout/manifests` (or `~/.config/lookout/manifests`).
-pub fn user_manifest_dir() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| crate::server::private::home_dir().map(|h| h.join(".config")))?;
-    Some(base.join("lookout").join("manifests"))
 }
 
 /// Reads a manifest file, or every `*.toml` of a directory in byte order of names.

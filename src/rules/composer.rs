@@ -11,8 +11,8 @@
 use super::grid::{Grid, GridCell, RowBuf};
 use crate::components::ComposerView;
 use crate::manifest::{ComposerSpec, Shape};
+use crate::terminal::Colour;
 use std::borrow::Cow;
-use vt100::Color as Colour;
 
 /// One cell of a row: its text (a blank for an unwritten cell) and whether it is ghost text.
 #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@ pub struct CellAttrs {
     /// Dim/faint (SGR 2): placeholder text.
     pub dim: bool,
     /// Foreground colour (indexed or truecolor).
-    pub fg: vt100::Color,
+    pub fg: crate::terminal::Colour,
     /// Reverse video (SGR 7): how many TUIs draw their own cursor.
     pub inverse: bool,
 }
@@ -57,81 +57,6 @@ pub trait Grid {
     fn look_hash(&self, row: u16) -> Option<u64> {
         let _ = row;
         None
-    }
-}
-
-impl Grid for vt100::Screen {
-    fn size(&self) -> (u16, u16) {
-        let (rows, cols) = vt100::Screen::size(self);
-        (rows.get(), cols.get())
-    }
-
-    fn write_rows(&self, first: u16, last: u16, out: &mut String) {
-        let (rows, cols) = Grid::size(self);
-        let last = last.min(rows.saturating_sub(1));
-        let mut r = first;
-        while r <= last {
-            // vt100 renders a run of rows in one call, rows split by `\n` except after a wrapped
-            // row: take the longest run whose rows (but its last) are not wrapped.
-            let mut end = r;
-            while end < last && !self.row_wrapped(end) {
-                end += 1;
-            }
-            // `contents_between(a, 0, b + 1, 0)` is rows a..=b, each with its `\n`; the last row
-            // of the screen has no next row to end on, so it ends at its last column instead
-            // (and a run of that row alone starts at the end of the row above it).
-            let text = if end + 1 < rows {
-                self.contents_between(r, 0, end + 1, 0)
-            } else if r < end {
-                self.contents_between(r, 0, end, cols)
-            } else if r > 0 {
-                let t = self.contents_between(r - 1, cols, r, cols);
-                match t.strip_prefix('\n') {
-                    Some(rest) => rest.to_owned(),
-                    None => t,
-                }
-            } else {
-                self.rows(0, cols).next().unwrap_or_default()
-            };
-            out.push_str(&text);
-            if !text.ends_with('\n') || end + 1 == rows {
-                out.push('\n');
-            }
-            r = end + 1;
-        }
-    }
-
-    fn cursor(&self) -> (u16, u16) {
-        self.cursor_position()
-    }
-
-    fn alternate_screen(&self) -> bool {
-        vt100::Screen::alternate_screen(self)
-    }
-
-    fn row_cells<'a>(&'a self, row: u16, out: &mut Vec<GridCell<'a>>) {
-        let cols = Grid::size(self).1;
-        for col in 0..cols {
-            let Some(cell) = vt100::Screen::cell(self, row, col) else {
-                return;
-            };
-            if cell.is_wide_continuation() {
-                continue;
-            }
-            out.push(GridCell {
-                col,
-                text: cell.contents(),
-                attrs: CellAttrs {
-                    dim: cell.dim(),
-                    fg: cell.fgcolor(),
-                    inverse: cell.inverse(),
-                },
-            });
-        }
-    }
-
-    fn cursor_hidden(&self) -> bool {
-        self.hide_cursor()
     }
 }
 
@@ -293,11 +218,11 @@ pub(crate) fn look_step(h: u64, bits: u64) -> u64 {
 }
 
 /// A colour as bits for a look hash (distinct for every colour).
-pub(crate) fn colour_bits(c: vt100::Color) -> u64 {
+pub(crate) fn colour_bits(c: crate::terminal::Colour) -> u64 {
     match c {
-        vt100::Color::Default => 0,
-        vt100::Color::Idx(i) => 0x100 | u64::from(i),
-        vt100::Color::Rgb(r, g, b) => {
+        crate::terminal::Colour::Default => 0,
+        crate::terminal::Colour::Idx(i) => 0x100 | u64::from(i),
+        crate::terminal::Colour::Rgb(r, g, b) => {
             0x0100_0000 | u64::from(r) << 16 | u64::from(g) << 8 | u64::from(b)
         }
     }

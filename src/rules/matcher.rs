@@ -334,18 +334,16 @@ mod tests {
     use crate::rules::regions::{RowBuf, Rows, region_text};
     use std::time::Duration;
 
+    use crate::terminal::Terminal;
+
     fn kind(rules: &str) -> Catalog {
         let (c, e) = Catalog::load([("t.toml", format!("kind='k'\n{rules}"))]);
         assert!(e.is_empty(), "{e:?}");
         c
     }
 
-    fn parser(text: &str, alternate: bool) -> vt100::Parser {
-        let mut p = vt100::Parser::new(
-            std::num::NonZeroU16::new(12).expect("rows"),
-            std::num::NonZeroU16::new(60).expect("cols"),
-            0,
-        );
+    fn parser(text: &str, alternate: bool) -> Terminal {
+        let mut p = Terminal::new(12, 60);
         if alternate {
             p.process(b"\x1b[?1049h");
         }
@@ -354,9 +352,9 @@ mod tests {
     }
 
     /// A look at `p` with no title and no time condition.
-    fn untimed(p: &vt100::Parser) -> Look<'_> {
+    fn untimed(p: &Terminal) -> Look<'_> {
         Look {
-            screen: p.screen(),
+            screen: p,
             title: "",
             progress: "",
             changed_at: None,
@@ -374,7 +372,7 @@ mod tests {
         let p = parser(text, alternate);
         let now = Instant::now() + Duration::from_secs(100);
         let look = Look {
-            screen: p.screen(),
+            screen: &p,
             title: "✳ Claude",
             progress: "",
             changed_at: changed_ago.map(|ms| now - Duration::from_millis(ms)),
@@ -525,7 +523,7 @@ mod tests {
         let p = parser(">", false);
         let now = Instant::now();
         let look = Look {
-            screen: p.screen(),
+            screen: &p,
             title: "",
             progress: "",
             changed_at: Some(now),

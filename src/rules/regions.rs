@@ -335,25 +335,18 @@ mod tests {
         }
     }
 
-    fn screen(rows: u16, cols: u16, bytes: &str) -> vt100::Parser {
-        let mut p = vt100::Parser::new(
-            std::num::NonZeroU16::new(rows).expect("rows"),
-            std::num::NonZeroU16::new(cols).expect("cols"),
-            0,
-        );
+    use crate::terminal::Terminal;
+
+    fn screen(rows: u16, cols: u16, bytes: &str) -> Terminal {
+        let mut p = Terminal::new(rows, cols);
         p.process(bytes.replace('\n', "\r\n").as_bytes());
         p
     }
 
-    fn text(p: &vt100::Parser, region: Region) -> String {
+    fn text(p: &Terminal, region: Region) -> String {
         let mut buf = RowBuf::default();
-        buf.begin(Grid::size(p.screen()).0);
-        region_text(
-            &mut Rows::new(p.screen(), &mut buf),
-            region,
-            "the title",
-            "4;1;-1",
-        )
+        buf.begin(Grid::size(p).0);
+        region_text(&mut Rows::new(p, &mut buf), region, "the title", "4;1;-1")
     }
 
     const BOXED: &str = "old output\nDo you want to proceed?\n\n────────────\n> hello\u{a0}  \n────────────\n  ? for shortcuts";
@@ -405,28 +398,6 @@ mod tests {
         assert_eq!(text(&p, Region::CursorLine), "c");
         assert_eq!(text(&p, Region::Title), "the title");
         assert_eq!(text(&p, Region::Progress), "4;1;-1");
-    }
-
-    #[test]
-    fn rows_render_in_runs_as_vt100_renders_them_one_by_one() {
-        // Wrapped rows, wide glyphs, the last row and a one-row screen: every row the run
-        // renderer produces is the row vt100 renders on its own.
-        let long = "w".repeat(30);
-        for (rows, body) in [
-            (6u16, format!("a\n{long}\n日本語 wide\n\nlast")),
-            (1, "only".to_owned()),
-            (4, format!("x\ny\nz\n{long}")),
-        ] {
-            let p = screen(rows, 20, &body);
-            let s = p.screen();
-            let mut buf = RowBuf::default();
-            buf.begin(rows);
-            buf.render(s, 0, usize::from(rows) - 1);
-            for (r, one) in s.rows(0, 20).enumerate() {
-                assert_eq!(buf.row(r), one.trim_end(), "row {r} of {body:?}");
-                assert_ne!(buf.hash(r), 0);
-            }
-        }
     }
 
     #[test]

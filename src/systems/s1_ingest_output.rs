@@ -2,8 +2,8 @@
 //! `Progress`, `Glimpse`.
 //!
 //! Reads `OutputInbox`, `PaneIndex`, `Clock`, `Manifests` and each pane's kind, process and
-//! lifecycle; writes the four components. Bytes are handed to vt100 as they are: garbage renders
-//! as garbage, never a panic (§11).
+//! lifecycle; writes the four components. Bytes are handed to the pane's terminal as they are:
+//! garbage renders as garbage, never a panic.
 //!
 //! Short turns (§3.3 addendum): output that arrived in bursts apart by [`BURST_GAP`] or more is
 //! read burst by burst. When a pane that is not already working gets another burst, the screen

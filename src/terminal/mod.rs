@@ -10,12 +10,14 @@
 //! Parsing is `vte`'s; `perform` maps the sequences onto the two pages (`page`) of rows (`row`).
 //! Written only by `components::Screen`.
 
+mod colour;
 mod page;
 mod perform;
 mod repaint;
 mod row;
 
 use crate::rules::regions::{Grid, GridCell};
+pub use colour::Colour;
 use page::Page;
 use row::Pen;
 

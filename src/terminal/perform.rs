@@ -109,13 +109,13 @@ impl State {
                 [27] => pen.flags &= !INVERSE,
                 [n @ 30..=37] => pen.fg = colour(n - 30),
                 [n @ 90..=97] => pen.fg = colour(n - 82),
-                [39] => pen.fg = vt100::Color::Default,
+                [39] => pen.fg = crate::terminal::Colour::Default,
                 [38, 5, i] => match u8::try_from(*i) {
-                    Ok(i) => pen.fg = vt100::Color::Idx(i),
+                    Ok(i) => pen.fg = crate::terminal::Colour::Idx(i),
                     Err(_) => return,
                 },
                 [38, 2, r, g, b] => match (u8::try_from(*r), u8::try_from(*g), u8::try_from(*b)) {
-                    (Ok(r), Ok(g), Ok(b)) => pen.fg = vt100::Color::Rgb(r, g, b),
+                    (Ok(r), Ok(g), Ok(b)) => pen.fg = crate::terminal::Colour::Rgb(r, g, b),
                     _ => return,
                 },
                 [48, 5, i] if *i < 256 => {}
@@ -125,13 +125,13 @@ impl State {
                     let fg = *a == 38;
                     match it.next() {
                         Some([5]) => match byte(it.next()) {
-                            Some(i) if fg => pen.fg = vt100::Color::Idx(i),
+                            Some(i) if fg => pen.fg = crate::terminal::Colour::Idx(i),
                             Some(_) => {}
                             None => return,
                         },
                         Some([2]) => match (byte(it.next()), byte(it.next()), byte(it.next())) {
                             (Some(r), Some(g), Some(b)) if fg => {
-                                pen.fg = vt100::Color::Rgb(r, g, b);
+                                pen.fg = crate::terminal::Colour::Rgb(r, g, b);
                             }
                             (Some(_), Some(_), Some(_)) => {}
                             _ => return,
@@ -168,8 +168,8 @@ impl State {
     }
 }
 
-fn colour(n: u16) -> vt100::Color {
-    vt100::Color::Idx(u8::try_from(n).unwrap_or(0))
+fn colour(n: u16) -> crate::terminal::Colour {
+    crate::terminal::Colour::Idx(u8::try_from(n).unwrap_or(0))
 }
 
 /// The first parameter, `default` when absent or 0.

@@ -75,9 +75,9 @@ fn sgr(out: &mut String, pen: Pen) {
         out.push_str(";7");
     }
     let _ = match pen.fg {
-        vt100::Color::Default => Ok(()),
-        vt100::Color::Idx(i) => write!(out, ";38;5;{i}"),
-        vt100::Color::Rgb(r, g, b) => write!(out, ";38;2;{r};{g};{b}"),
+        crate::terminal::Colour::Default => Ok(()),
+        crate::terminal::Colour::Idx(i) => write!(out, ";38;5;{i}"),
+        crate::terminal::Colour::Rgb(r, g, b) => write!(out, ";38;2;{r};{g};{b}"),
     };
     out.push('m');
 }

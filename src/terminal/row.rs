@@ -9,7 +9,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 /// The pen: what a printed or erased cell takes on besides its text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(super) struct Pen {
-    pub fg: vt100::Color,
+    pub fg: crate::terminal::Colour,
     /// `BOLD`, `DIM`, `INVERSE` (bold and dim exclude each other, as SGR 1/2/22 set them).
     pub flags: u8,
 }
@@ -34,7 +34,7 @@ pub(super) struct Cell {
     utf8: [u8; 4],
     len: u8,
     flags: u8,
-    fg: vt100::Color,
+    fg: crate::terminal::Colour,
 }
 
 impl Cell {
@@ -374,7 +374,7 @@ impl Row {
         let mut skip = false;
         // The look: the text's hash, then each run of cells with the same attributes and shape,
         // folded where a run starts.
-        let (mut look, mut run) = (0, (vt100::Color::Default, 0));
+        let (mut look, mut run) = (0, (crate::terminal::Colour::Default, 0));
         for (col, cell) in self.cells[..self.used].iter().enumerate() {
             if (cell.fg, cell.flags) != run {
                 run = (cell.fg, cell.flags);

@@ -1,0 +1,22 @@
+//! The edge's tests, one binary (one link of tokio, zbus, SQLite and NATS): real servers on real
+//! sockets, real PTYs, real tmux, a real nats-server and D-Bus bus, each where it is the subject.
+
+mod attention;
+mod check;
+mod daemon;
+mod fleet;
+mod fuzz_smoke;
+mod hardening;
+mod hooks;
+mod notify;
+mod persistence;
+mod pty_acceptance;
+mod pty_record;
+mod pty_run;
+mod run_limits;
+mod run_server;
+mod send;
+mod server;
+mod support;
+mod tmux;
+mod watch;

@@ -1,0 +1,602 @@
+//! Real-part tests of notifications (SPEC §14): a real `lookout serve` reading a real settings
+//! file, panes driven by hook reports over the socket, and each sink against the real thing it
+//! talks to — a script (`exec`), an HTTP listener on 127.0.0.1 (`webhook`), a tmux server with an
+//! attached client in a PTY (`tmux`, focus). Every wait has a deadline.
+
+use crate::support::server::{Served, announce, open_with};
+use crate::support::wait_until;
+use lookout::server::Client;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn settings(dir: &Path, text: &str) {
+    let file = dir.join("config/lookout/config.toml");
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    std::fs::write(file, text).expect("write settings");
+}
+
+/// A pane whose (stand-in) claude reports `state`.
+fn report(client: &mut Client, pane: &str, seq: u64, state: &str) {
+    let params = json!({"pane": pane, "source": "t:claude", "seq": seq, "state": state});
+    client.call_raw("report.state", params).expect("report");
+}
+
+fn agent(client: &mut Client, pane: &str) {
+    open_with(client, pane, &["claude"]);
+    announce(client, pane, "t:claude");
+}
+
+/// The notifications an `exec` sink appended to `file`, one JSON per line.
+fn lines(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+fn exec_to(file: &Path, on: &str, extra: &str) -> String {
+    format!(
+        "[[notify]]\nsink = \"exec\"\non = {on}\ncommand = [\"sh\", \"-c\", \"cat >> {}; echo >> {}\"]\n{extra}\n",
+        file.display(),
+        file.display()
+    )
+}
+
+#[test]
+fn exec_notifies_once_per_transition_even_across_a_kill_9() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("notified.jsonl");
+    settings(
+        dir.path(),
+        &exec_to(&out, "[\"blocked\"]", "kinds = [\"claude\"]"),
+    );
+    let mut served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "a");
+    report(&mut client, "a", 1, "working");
+    report(&mut client, "a", 2, "blocked");
+    wait_until(
+        "one notification",
+        || lines(&out).len() == 1,
+        || format!("{:?}", lines(&out)),
+    );
+    let first = &lines(&out)[0];
+    assert_eq!(first["trigger"], "blocked");
+    assert_eq!(first["pane"], "a");
+    assert_eq!(first["state"]["kind"], "claude");
+    assert_eq!(first["event"]["to"], "blocked");
+
+    // The server dies and comes back; pane `a` resumes blocked. A second pane blocks: the only
+    // new notification is that one.
+    served.kill9();
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "a");
+    agent(&mut client, "b");
+    report(&mut client, "b", 1, "blocked");
+    wait_until(
+        "b's notification",
+        || lines(&out).len() >= 2,
+        || format!("{:?}", lines(&out)),
+    );
+    let all = lines(&out);
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert_eq!(all[1]["pane"], "b");
+}
+
+#[test]
+fn a_webhook_gets_the_event_as_json() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("listen");
+    let port = listener.local_addr().expect("addr").port();
+    let dir = tempfile::tempdir().expect("tempdir");
+    settings(
+        dir.path(),
+        &format!(
+            "[[notify]]\nsink = \"webhook\"\non = [\"done\"]\nurl = \"http://127.0.0.1:{port}/hook\"\n"
+        ),
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "w");
+    report(&mut client, "w", 1, "working");
+    report(&mut client, "w", 2, "done");
+    listener.set_nonblocking(false).expect("blocking");
+    let (mut stream, _) = listener.accept().expect("the webhook's POST");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .expect("timeout");
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line).expect("request line");
+    assert!(
+        request_line.starts_with("POST /hook HTTP/1.1"),
+        "{request_line}"
+    );
+    let mut length = 0;
+    loop {
+        let mut header = String::new();
+        reader.read_line(&mut header).expect("header");
+        if header.trim().is_empty() {
+            break;
+        }
+        if let Some(v) = header.to_ascii_lowercase().strip_prefix("content-length:") {
+            length = v.trim().parse().expect("length");
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).expect("body");
+    let body: Value = serde_json::from_slice(&body).expect("json body");
+    assert_eq!(body["trigger"], "done");
+    assert_eq!(body["state"]["unread"], true);
+    stream
+        .write_all(b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+        .expect("answer");
+}
+
+#[test]
+fn a_pane_left_blocked_is_reminded_twice_and_no_more() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("stuck.jsonl");
+    settings(
+        dir.path(),
+        &exec_to(&out, "[\"stuck\"]", "stuck_after = \"1s\""),
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "s");
+    report(&mut client, "s", 1, "blocked");
+    let blocked_at = Instant::now();
+    wait_until(
+        "the first reminder",
+        || lines(&out).len() == 1,
+        || format!("{:?}", lines(&out)),
+    );
+    assert!(blocked_at.elapsed() >= Duration::from_secs(1));
+    assert_eq!(lines(&out)[0]["trigger"], "stuck");
+    wait_until(
+        "the second reminder",
+        || lines(&out).len() == 2,
+        || format!("{:?}", lines(&out)),
+    );
+    assert!(
+        blocked_at.elapsed() >= Duration::from_secs(3),
+        "the second comes at 3× stuck_after"
+    );
+    // Never a third: watch for two more stuck_after periods.
+    let end = Instant::now() + Duration::from_secs(2);
+    while Instant::now() < end {
+        assert_eq!(lines(&out).len(), 2, "{:?}", lines(&out));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_bad_settings_file_is_refused_with_its_line_and_the_last_good_one_stays() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("n.jsonl");
+    settings(dir.path(), &exec_to(&out, "[\"blocked\"]", ""));
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "p");
+    report(&mut client, "p", 1, "blocked");
+    wait_until("notified", || lines(&out).len() == 1, String::new);
+    // A typo: refused (the log names line and key), the rule in force stays.
+    settings(
+        dir.path(),
+        "[[notify]]\nsink = \"exec\"\non = [\"blocked\"]\ncomand = [\"x\"]\n",
+    );
+    report(&mut client, "p", 2, "working");
+    report(&mut client, "p", 3, "blocked");
+    wait_until(
+        "still notified",
+        || lines(&out).len() == 2,
+        || format!("{:?}", lines(&out)),
+    );
+}
+
+#[test]
+fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
+    use crate::support::fake_claude::fake_claude;
+    use crate::support::pty::Outer;
+    use crate::support::tmux::Tmux;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let out = dir.path().join("n.jsonl");
+    settings(
+        dir.path(),
+        &format!(
+            "{}\n[[notify]]\nsink = \"tmux\"\non = [\"blocked\"]\nmessage = \"lookout: {{pane}} is {{state}}\"\n\n[[notify]]\nsink = \"bell\"\non = [\"blocked\"]\n",
+            exec_to(&out, "[\"blocked\"]", "")
+        ),
+    );
+    let name = format!("lookout-notify-{}", std::process::id());
+    let claude = bin.join("claude").display().to_string();
+    let (tmux, shown) = Tmux::start(&name, 100, 30, &[], &claude);
+    let hidden = tmux
+        .run(&["new-window", "-d", "-P", "-F", "#{pane_id}", &claude])
+        .trim()
+        .to_owned();
+    // A person's terminal, attached to the session: it shows the first window.
+    let client_terminal = Outer::start(&["tmux", "-L", &name, "attach"], 100, 30, &[]);
+    wait_until(
+        "the client attached",
+        || !tmux.run(&["list-clients"]).trim().is_empty(),
+        String::new,
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let attach = served
+        .command(&["tmux", "--socket-name", &name, "--server-socket"])
+        .arg(&served.socket)
+        .output()
+        .expect("lookout tmux");
+    assert!(
+        attach.status.success(),
+        "{}",
+        String::from_utf8_lossy(&attach.stderr)
+    );
+    let id = |pane: &str| format!("tmux:{name}:{pane}");
+    let mut client = served.client();
+    for pane in [&shown, &hidden] {
+        wait_until(
+            "the agent identified",
+            || {
+                client
+                    .call_raw("agent.get", json!({"pane": id(pane)}))
+                    .is_ok_and(|s| s["kind"] == "claude")
+            },
+            || tmux.screen(pane),
+        );
+        announce(&mut client, &id(pane), "t:claude");
+    }
+    let bells = || client_terminal.text().matches('\x07').count();
+    let before = bells();
+    report(&mut client, &id(&shown), 1, "blocked");
+    report(&mut client, &id(&hidden), 1, "blocked");
+    wait_until(
+        "the hidden pane notified",
+        || lines(&out).iter().any(|n| n["pane"] == json!(id(&hidden))),
+        || format!("{:?}", lines(&out)),
+    );
+    assert!(
+        lines(&out).iter().all(|n| n["pane"] != json!(id(&shown))),
+        "the pane in view was notified: {:?}",
+        lines(&out)
+    );
+    wait_until(
+        "a BEL on the client's terminal",
+        || bells() > before,
+        || format!("{:?}", client_terminal.text()),
+    );
+    wait_until(
+        "the tmux message on the client",
+        || {
+            tmux.run(&["show-messages"])
+                .contains(&format!("lookout: {} is blocked", id(&hidden)))
+        },
+        || tmux.run(&["show-messages"]),
+    );
+    // The hidden pane finishes its turn unread; the person switches to it: seen.
+    report(&mut client, &id(&hidden), 2, "working");
+    report(&mut client, &id(&hidden), 3, "done");
+    let unread = |client: &mut Client| {
+        client
+            .call_raw("agent.get", json!({"pane": id(&hidden)}))
+            .is_ok_and(|s| s["unread"] == true)
+    };
+    wait_until("done, unread", || unread(&mut client), String::new);
+    let (_, _, mut events) = served.client().subscribe().expect("subscribe");
+    tmux.run(&["select-window", "-t", &hidden]);
+    wait_until(
+        "looking at it clears unread",
+        || !unread(&mut client),
+        String::new,
+    );
+    let cleared = events
+        .find(|e| {
+            e.as_ref().is_ok_and(|e| {
+                e["flag"] == "unread" && e["raised"] == false && e["pane"] == json!(id(&hidden))
+            })
+        })
+        .and_then(Result::ok)
+        .expect("the unread event");
+    assert_eq!(cleared["cause"], "seen:focus", "{cleared}");
+}
+
+#[test]
+fn typing_into_a_run_pane_sees_it_and_keeps_its_notifications_quiet() {
+    use crate::support::fake_claude::fake_claude;
+    use crate::support::pty::Outer;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let out = dir.path().join("n.jsonl");
+    settings(dir.path(), &exec_to(&out, "[\"blocked\"]", ""));
+    let served = Served::start_in(dir.path(), 50);
+    let socket = served.socket.display().to_string();
+    let state_dir = dir.path().join("state").display().to_string();
+    let claude = bin.join("claude").display().to_string();
+    let mut pty = Outer::start(
+        &[
+            crate::support::LOOKOUT,
+            "run",
+            "--pane",
+            "typed",
+            "--",
+            &claude,
+        ],
+        100,
+        30,
+        &[("LOOKOUT_SOCKET", &socket), ("XDG_STATE_HOME", &state_dir)],
+    );
+    let mut client = served.client();
+    let get = |client: &mut Client| client.call_raw("agent.get", json!({"pane": "typed"})).ok();
+    wait_until(
+        "the pane",
+        || get(&mut client).is_some_and(|s| s["kind"] == "claude"),
+        || pty.text(),
+    );
+    // A turn ends unread (told by a hook: nothing typed yet); the person types the next prompt.
+    announce(&mut client, "typed", "t:claude");
+    report(&mut client, "typed", 1, "working");
+    report(&mut client, "typed", 2, "done");
+    wait_until(
+        "done, unread",
+        || get(&mut client).is_some_and(|s| s["lifecycle"] == "done" && s["unread"] == true),
+        || pty.text(),
+    );
+    pty.send(b"\r");
+    wait_until(
+        "typing clears unread",
+        || get(&mut client).is_some_and(|s| s["unread"] == false),
+        || format!("{:?}", get(&mut served.client())),
+    );
+    // The person types the key that makes it ask: they are looking at it, no notification.
+    pty.type_line("b");
+    wait_until(
+        "blocked",
+        || get(&mut client).is_some_and(|s| s["lifecycle"] == "blocked"),
+        || pty.text(),
+    );
+    agent(&mut client, "elsewhere");
+    report(&mut client, "elsewhere", 1, "blocked");
+    wait_until(
+        "the sentinel's notification",
+        || !lines(&out).is_empty(),
+        String::new,
+    );
+    assert!(
+        lines(&out).iter().all(|n| n["pane"] != "typed"),
+        "notified for the pane being typed into: {:?}",
+        lines(&out)
+    );
+    pty.type_line("q");
+}
+
+#[test]
+fn the_terminal_sink_asks_the_panes_own_terminal_else_a_board() {
+    use crate::support::fake_claude::fake_claude;
+    use crate::support::pty::Outer;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    settings(
+        dir.path(),
+        "[[notify]]\nsink = \"terminal\"\non = [\"blocked\"]\nosc = 777\nfocused = true\n\
+         message = \"{pane} is {state}\"\n",
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let socket = served.socket.display().to_string();
+    let state_dir = dir.path().join("state").display().to_string();
+    let env = [
+        ("LOOKOUT_SOCKET", socket.as_str()),
+        ("XDG_STATE_HOME", state_dir.as_str()),
+        ("TMUX", ""),
+    ];
+    let claude = bin.join("claude").display().to_string();
+    let mut own = Outer::start(
+        &[
+            crate::support::LOOKOUT,
+            "run",
+            "--pane",
+            "own",
+            "--",
+            &claude,
+        ],
+        100,
+        30,
+        &env,
+    );
+    let board = Outer::start(
+        &[crate::support::LOOKOUT, "watch", "--no-tmux"],
+        100,
+        30,
+        &env,
+    );
+    let mut client = served.client();
+    wait_until(
+        "the run pane",
+        || {
+            client
+                .call_raw("agent.get", json!({"pane": "own"}))
+                .is_ok_and(|s| s["kind"] == "claude")
+        },
+        || own.text(),
+    );
+    // Both terminals listen (the run pane for itself, the board for the rest).
+    wait_until(
+        "two listeners",
+        || {
+            client
+                .call_raw("server.info", json!({}))
+                .is_ok_and(|i| i["listeners"] == 2)
+        },
+        || format!("{:?}", served.client().call_raw("server.info", json!({}))),
+    );
+    own.type_line("b");
+    wait_until(
+        "the run pane's own terminal shows the notification",
+        || {
+            own.text()
+                .contains("\x1b]777;notify;lookout;own is blocked\x07")
+        },
+        || format!("{:?}", own.text()),
+    );
+    assert!(
+        !board.text().contains("own is blocked"),
+        "the board does not repeat it"
+    );
+    // A pane with no terminal of its own (a tmux pane, a wire client): the board shows it.
+    agent(&mut client, "far");
+    report(&mut client, "far", 1, "blocked");
+    wait_until(
+        "the board's terminal shows it",
+        || {
+            board
+                .text()
+                .contains("\x1b]777;notify;lookout;far is blocked\x07")
+        },
+        || format!("{:?}", board.text()),
+    );
+    own.type_line("q");
+}
+
+/// A notification daemon of our own: it owns `org.freedesktop.Notifications` on a private session
+/// bus and hands each `Notify` (summary, body, urgency) to the test.
+struct Daemon(crossbeam_channel::Sender<(String, String, u8)>);
+
+#[zbus::interface(name = "org.freedesktop.Notifications")]
+impl Daemon {
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the method's signature is the spec's"
+    )]
+    fn notify(
+        &self,
+        _app_name: &str,
+        _replaces_id: u32,
+        _app_icon: &str,
+        summary: &str,
+        body: &str,
+        _actions: Vec<String>,
+        hints: std::collections::HashMap<String, zbus::zvariant::OwnedValue>,
+        _expire_timeout: i32,
+    ) -> u32 {
+        let urgency = hints
+            .get("urgency")
+            .and_then(|v| u8::try_from(v).ok())
+            .unwrap_or(0);
+        let _ = self.0.send((summary.to_owned(), body.to_owned(), urgency));
+        1
+    }
+}
+
+#[test]
+fn the_desktop_sink_notifies_over_a_real_session_bus() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // A bus of the test's own, configured here: no system session.conf needed.
+    let config = dir.path().join("bus.conf");
+    std::fs::write(
+        &config,
+        format!(
+            "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\" \
+             \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n\
+             <busconfig><type>session</type><listen>unix:path={}</listen><auth>EXTERNAL</auth>\
+             <policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/>\
+             <allow eavesdrop=\"true\"/><allow receive_sender=\"*\"/><allow own=\"*\"/>\
+             </policy></busconfig>\n",
+            dir.path().join("bus").display()
+        ),
+    )
+    .expect("bus config");
+    let mut bus = std::process::Command::new("dbus-daemon")
+        .arg(format!("--config-file={}", config.display()))
+        .args(["--nofork", "--print-address=1"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("these tests need dbus-daemon (apt-get install dbus; .ci/run installs it)");
+    let mut address = String::new();
+    BufReader::new(bus.stdout.take().expect("stdout"))
+        .read_line(&mut address)
+        .expect("the bus address");
+    let address = address.trim().to_owned();
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let _daemon = zbus::blocking::connection::Builder::address(address.as_str())
+        .and_then(|b| b.name("org.freedesktop.Notifications"))
+        .and_then(|b| b.serve_at("/org/freedesktop/Notifications", Daemon(tx)))
+        .and_then(zbus::blocking::connection::Builder::build)
+        .expect("the notification daemon");
+    settings(
+        dir.path(),
+        "[[notify]]\nsink = \"desktop\"\non = [\"blocked\"]\nmessage = \"{pane} needs you\"\n",
+    );
+    let socket = dir.path().join("run/lookout.sock");
+    let mut server = std::process::Command::new(crate::support::LOOKOUT)
+        .args(["serve", "--tick-ms", "50", "--socket"])
+        .arg(&socket)
+        .arg("--db")
+        .arg(dir.path().join("lookout.db"))
+        .env("DBUS_SESSION_BUS_ADDRESS", &address)
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .env("XDG_STATE_HOME", dir.path().join("state"))
+        .spawn()
+        .expect("lookout serve");
+    wait_until(
+        "the server",
+        || Client::connect(&socket).is_ok(),
+        String::new,
+    );
+    let mut client = Client::connect(&socket).expect("client");
+    agent(&mut client, "d");
+    report(&mut client, "d", 1, "blocked");
+    let got = rx.recv_timeout(crate::support::deadline());
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = bus.kill();
+    let _ = bus.wait();
+    let (summary, body, urgency) = got.expect("a Notify call on the bus");
+    assert_eq!(
+        (summary.as_str(), body.as_str()),
+        ("lookout", "d needs you")
+    );
+    assert_eq!(urgency, 2, "a pane waiting for its person is critical");
+}
+
+#[test]
+fn serve_reload_rereads_the_settings_now() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("n.jsonl");
+    let file = dir.path().join("config/lookout/config.toml");
+    settings(dir.path(), "# nothing yet\n");
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "r");
+    // A rule written so that its file looks unchanged (same modification time): only an
+    // explicit reload picks it up.
+    let before = std::fs::metadata(&file)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    settings(dir.path(), &exec_to(&out, "[\"blocked\"]", ""));
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .and_then(|f| f.set_modified(before))
+        .expect("keep the mtime");
+    let reload = served
+        .command(&["serve", "--reload", "--socket"])
+        .arg(&served.socket)
+        .output()
+        .expect("serve --reload");
+    assert!(
+        reload.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reload.stderr)
+    );
+    report(&mut client, "r", 1, "blocked");
+    wait_until(
+        "the reloaded rule's notification",
+        || lines(&out).len() == 1,
+        String::new,
+    );
+}

@@ -1,0 +1,363 @@
+//! Real-part tests of the tmux source: a real tmux server on a unique socket, the real `lookout serve`,
+//! and `lookout tmux --set-options`, which has the server watch it; panes run a scripted fake `claude`
+//! that draws the screens `manifests/claude.toml` describes, one scene per line typed into it with
+//! `send-keys`. Every wait is `wait_until` with a deadline; nothing sleeps a fixed time.
+
+use crate::support::fake_claude::fake_claude;
+use crate::support::server::Served;
+use crate::support::tmux::Tmux;
+use crate::support::wait_until;
+use lookout::server::client::panes;
+use serde_json::json;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Starts tmux server `name` whose first pane runs a bare shell with `bin` first on its `PATH`.
+fn start_tmux(name: &str, bin: &Path) -> (Tmux, String) {
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shell = format!("env PATH={path} PS1='$ ' bash --norc --noprofile");
+    Tmux::start(name, 100, 30, &[], &shell)
+}
+
+/// `lookout tmux [--set-options]` for tmux server `name`: it returns once the server watches it.
+fn attach(served: &Served, name: &str, set_options: bool) {
+    let mut cmd = served.command(&["tmux", "--socket-name", name]);
+    if set_options {
+        cmd.arg("--set-options");
+    }
+    let out = cmd
+        .arg("--server-socket")
+        .arg(&served.socket)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run lookout tmux");
+    assert!(
+        out.status.success(),
+        "lookout tmux: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn state(served: &Served, pane: &str) -> Option<lookout::panes::PaneState> {
+    let (_, panes) = panes(&mut served.client()).ok()?;
+    panes.into_iter().find(|p| p.pane == pane)
+}
+
+fn describe(served: &Served, tmux: &Tmux, pane: &str) -> String {
+    format!(
+        "state: {:?}\nscreen:\n{}",
+        state(served, pane),
+        tmux.screen(pane)
+    )
+}
+
+#[test]
+fn tmux_panes_reach_blocked_and_done_and_publish_options() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let name = format!("lookout-test-{}", std::process::id());
+    let (tmux, first) = start_tmux(&name, &bin);
+    let served = Served::start_in(dir.path(), 100);
+    attach(&served, &name, true);
+    let id = |pane: &str| format!("tmux:{name}:{pane}");
+    let window = tmux
+        .run(&["display", "-p", "-t", &first, "#{window_id}"])
+        .trim()
+        .to_owned();
+
+    // The agent is started from the pane's shell: the probe sees the foreground group change.
+    tmux.type_line(&first, "claude");
+    let is = |pane: &str, kind: &str, lifecycle: &str| {
+        state(&served, &id(pane))
+            .is_some_and(|s| s.kind.as_deref() == Some(kind) && s.lifecycle.name() == lifecycle)
+    };
+    wait_until(
+        "the agent to be identified",
+        || is(&first, "claude", "idle"),
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "w");
+    wait_until(
+        "working",
+        || is(&first, "claude", "working"),
+        || describe(&served, &tmux, &first),
+    );
+    wait_until(
+        "@lookout_state working",
+        || tmux.option("-p", &first, "@lookout_state") == "working",
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "b");
+    wait_until(
+        "blocked",
+        || is(&first, "claude", "blocked"),
+        || describe(&served, &tmux, &first),
+    );
+    wait_until(
+        "pane and window options blocked",
+        || {
+            tmux.option("-p", &first, "@lookout_state") == "blocked"
+                && tmux.option("-p", &first, "@lookout_attention") == "input_required"
+                && tmux.option("-w", &window, "@lookout_window_state") == "blocked"
+        },
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "w");
+    wait_until(
+        "working again",
+        || is(&first, "claude", "working"),
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "i");
+    wait_until(
+        "done",
+        || is(&first, "claude", "done"),
+        || describe(&served, &tmux, &first),
+    );
+    wait_until(
+        "options done + unread",
+        || {
+            tmux.option("-p", &first, "@lookout_state") == "done"
+                && tmux.option("-p", &first, "@lookout_attention") == "unread"
+        },
+        || describe(&served, &tmux, &first),
+    );
+
+    // Working by the title alone: the server runs without a locale (as under systemd), where
+    // tmux would print the spinner (and the tabs `list-panes` is split by) as `_`.
+    tmux.type_line(&first, "t");
+    wait_until(
+        "working by the title's spinner",
+        || {
+            state(&served, &id(&first)).is_some_and(|s| {
+                s.lifecycle.name() == "working"
+                    && s.cause.as_deref() == Some("screen:title-spinner")
+            })
+        },
+        || describe(&served, &tmux, &first),
+    );
+    tmux.type_line(&first, "i");
+    wait_until(
+        "done again",
+        || is(&first, "claude", "done"),
+        || describe(&served, &tmux, &first),
+    );
+
+    // A second pane runs the agent directly (no shell); it blocks, so the window rolls up to blocked.
+    let second = tmux.run(&[
+        "split-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "-t",
+        &first,
+        &format!("{}/claude", bin.display()),
+    ]);
+    let second = second.trim().to_owned();
+    wait_until(
+        "the second agent",
+        || is(&second, "claude", "idle"),
+        || describe(&served, &tmux, &second),
+    );
+    tmux.type_line(&second, "b");
+    wait_until(
+        "the window rolls up to the worst pane",
+        || {
+            is(&second, "claude", "blocked")
+                && tmux.option("-w", &window, "@lookout_window_state") == "blocked"
+        },
+        || describe(&served, &tmux, &second),
+    );
+    // Killed mid-run: the pane is forgotten and leaves no badge on its window.
+    tmux.run(&["kill-pane", "-t", &second]);
+    wait_until(
+        "the killed pane to be closed and the window back to done",
+        || {
+            state(&served, &id(&second)).is_none()
+                && tmux.option("-w", &window, "@lookout_window_state") == "done"
+        },
+        || {
+            format!(
+                "window state {:?}",
+                tmux.option("-w", &window, "@lookout_window_state")
+            )
+        },
+    );
+
+    // The agent in the first pane is killed while working: its working state goes with it.
+    tmux.type_line(&first, "w");
+    wait_until(
+        "working before the kill",
+        || is(&first, "claude", "working"),
+        || describe(&served, &tmux, &first),
+    );
+    let agent = foreground_pid(&tmux, &first);
+    let killed = Command::new("kill")
+        .args(["-9", &agent.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    wait_until(
+        "no working badge after the agent died",
+        || {
+            state(&served, &id(&first))
+                .is_some_and(|s| s.lifecycle.name() != "working" && !s.input_required)
+                && !["working", "blocked"]
+                    .contains(&tmux.option("-p", &first, "@lookout_state").as_str())
+        },
+        || describe(&served, &tmux, &first),
+    );
+}
+
+/// The pid leading the pane's foreground process group (the agent), read like the probe does.
+fn foreground_pid(tmux: &Tmux, pane: &str) -> u32 {
+    let root: u32 = tmux
+        .run(&["display", "-p", "-t", pane, "#{pane_pid}"])
+        .trim()
+        .parse()
+        .expect("pane pid");
+    let stat = std::fs::read_to_string(format!("/proc/{root}/stat")).expect("stat");
+    let stat = lookout::pty::probe::parse_stat(&stat).expect("parse stat");
+    u32::try_from(stat.tpgid).expect("a foreground group")
+}
+
+#[test]
+fn a_tmux_server_that_goes_away_takes_its_panes_and_its_source_with_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let name = format!("lookout-gone-{}", std::process::id());
+    let served = Served::start_in(dir.path(), 100);
+    let (tmux, pane) = start_tmux(&name, &bin);
+    attach(&served, &name, false);
+    // A second attach (another board, another tmux.conf line) starts no second source.
+    attach(&served, &name, false);
+    let sources = || {
+        served
+            .client()
+            .call_raw("source.list", json!({}))
+            .expect("source.list")["sources"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+    assert_eq!(sources(), 1, "one source per tmux server");
+    let id = format!("tmux:{name}:{pane}");
+    wait_until(
+        "the pane",
+        || state(&served, &id).is_some(),
+        || describe(&served, &tmux, &pane),
+    );
+    drop(tmux);
+    wait_until(
+        "the pane to be closed with its server, and the source to end",
+        || state(&served, &id).is_none() && sources() == 0,
+        || format!("{:?}, {} sources", state(&served, &id), sources()),
+    );
+}
+
+/// Hot panes are captured together, with one tmux process: each capture is its pane's, in
+/// order; a pane gone since the listing ends the batch there (never another pane's screen).
+#[test]
+fn several_panes_are_captured_with_one_command() {
+    let name = format!("lookout-many-{}", std::process::id());
+    let (tmux, first) = Tmux::start(&name, 60, 10, &[], "printf 'left pane\\n'; exec cat");
+    let second = tmux
+        .run(&[
+            "split-window",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "printf 'right pane\\n'; exec cat",
+        ])
+        .trim()
+        .to_owned();
+    let ours = lookout::pty::tmux::Tmux::new(lookout::pty::tmux::Socket::Name(name.clone()));
+    wait_until(
+        "both panes drawn",
+        || {
+            let c = ours.capture_many(&[&first, &second]);
+            let text = |i: usize| {
+                c[i].as_ref()
+                    .map(|c| String::from_utf8_lossy(&c.screen))
+                    .unwrap_or_default()
+                    .into_owned()
+            };
+            text(0).starts_with("left pane") && text(1).starts_with("right pane")
+        },
+        || format!("{:?}", ours.capture_many(&[&first, &second])),
+    );
+    let batch = ours.capture_many(&[&first, "%999", &second]);
+    assert!(batch[0].is_some(), "{batch:?}");
+    assert_eq!(
+        (batch[1].as_ref(), batch[2].as_ref()),
+        (None, None),
+        "{batch:?}"
+    );
+}
+
+/// A capture carries the title the pane has when it is captured, not the one it had at the
+/// last listing: Gemini's "Action Required" title goes with the dialog it names, and a hot
+/// pane's recapture between rounds with the old title made the working screen after an
+/// answered dialog read blocked (seen live, Gemini 0.61.0 in tmux).
+#[test]
+fn a_capture_carries_the_title_of_its_moment() {
+    let name = format!("lookout-title-{}", std::process::id());
+    // (each line read becomes the title, then a row saying so)
+    let script = r#"while read t; do printf '\033]2;%s\007%s shown\n' "$t" "$t"; done"#;
+    let (tmux, pane) = Tmux::start(
+        &name,
+        60,
+        10,
+        &[],
+        &format!("sh -c '{}'", script.replace('\'', "'\\''")),
+    );
+    let ours = lookout::pty::tmux::Tmux::new(lookout::pty::tmux::Socket::Name(name.clone()));
+    for title in ["Action Required", "Working"] {
+        tmux.run(&["send-keys", "-t", &pane, "-l", title]);
+        tmux.run(&["send-keys", "-t", &pane, "Enter"]);
+        wait_until(
+            "the capture has the new title",
+            || {
+                ours.capture_many(&[&pane])[0].as_ref().is_some_and(|c| {
+                    c.info.title == title
+                        && String::from_utf8_lossy(&c.screen).contains(&format!("{title} shown"))
+                })
+            },
+            || format!("{:?}", ours.capture_many(&[&pane])),
+        );
+    }
+    // The source, between rounds: its repaint of a recapture carries the title of then, not the
+    // one its last listing saw.
+    use lookout::sources::PaneSource;
+    let mut source = lookout::sources::tmux::TmuxSource::new(
+        lookout::pty::tmux::Tmux::new(lookout::pty::tmux::Socket::Name(name.clone())),
+        false,
+        Default::default(),
+    );
+    let listed = source.list().expect("listed");
+    let source = std::cell::RefCell::new(source);
+    let listed = listed
+        .iter()
+        .find(|l| l.native == pane)
+        .expect("the pane listed");
+    tmux.run(&["send-keys", "-t", &pane, "-l", "Ready"]);
+    tmux.run(&["send-keys", "-t", &pane, "Enter"]);
+    wait_until(
+        "the recapture repaints with the title of its moment",
+        || {
+            source.borrow_mut().capture_many(&[listed])[0]
+                .as_ref()
+                .is_some_and(|bytes| String::from_utf8_lossy(bytes).contains("\x1b]2;Ready\x07"))
+        },
+        || format!("{:?}", source.borrow_mut().capture_many(&[listed])),
+    );
+    let one = ours.capture(&pane).expect("captured");
+    assert_eq!(
+        (one.info.id.as_str(), one.info.title.as_str()),
+        (pane.as_str(), "Ready")
+    );
+    assert!(ours.capture("%999").is_err(), "a pane that is not there");
+}

@@ -1,0 +1,113 @@
+//! A turn nobody saw working (`finished_turn`, SPEC §3.3 addendum): a pane fed as a poller feeds
+//! it (one capture a tick, no arrival times, so no interim screen exists) ends `done` with
+//! `unread` when a finished turn it did not show before appears — and only then: not on its first
+//! look, not when a draft is typed under the same turn, not when a dialog was answered "no".
+
+use lookout_core::components::LifecycleState::{self, *};
+use lookout_core::manifest::Catalog;
+use lookout_core::panes;
+use lookout_core::resources::Clock;
+use std::sync::Arc;
+use std::time::Duration;
+
+const RULES: &str = r#"
+kind = "fake"
+[[screen]]
+id = "ask"
+state = "blocked"
+regex = ['Allow this\?']
+priority = 100
+[[screen]]
+id = "busy"
+state = "working"
+contains = ["esc to interrupt"]
+priority = 50
+[[screen]]
+id = "finished-turn"
+state = "idle"
+region = "screen"
+regex = ['(?m)^> \S[^\n]*\n(?:[^\n]*\n)*?^✦ \S']
+finished_turn = true
+priority = 11
+[[screen]]
+id = "prompt"
+state = "idle"
+region = "last_line"
+regex = ['^>']
+priority = 10
+"#;
+
+struct Pane {
+    world: bevy_ecs::world::World,
+}
+
+impl Pane {
+    fn new() -> Pane {
+        let (catalog, errors) = Catalog::load([("fake.toml", RULES.to_owned())]);
+        assert!(errors.is_empty(), "{errors:?}");
+        let mut world = lookout_core::world(Arc::new(catalog));
+        panes::open_pane(&mut world, "p", 12, 60, Some("fake"), None).expect("pane");
+        Pane { world }
+    }
+
+    /// What a poller captured: the whole screen, then half a second later a tick — twice, so a
+    /// settle (1 s) that started has run out when nothing changed in between.
+    fn capture(&mut self, text: &str) {
+        let bytes = format!("\x1b[2J\x1b[H{}", text.replace('\n', "\r\n"));
+        panes::feed(&mut self.world, "p", bytes.as_bytes()).expect("pane");
+        for _ in 0..3 {
+            self.world
+                .resource_mut::<Clock>()
+                .advance(Duration::from_millis(500));
+            self.world.run_schedule(lookout_core::Tick);
+        }
+    }
+
+    fn is(&self) -> (LifecycleState, bool) {
+        let s = panes::state(&self.world, "p").expect("pane");
+        (s.lifecycle, s.unread)
+    }
+}
+
+const FIRST: &str = "> hello\n\n✦ Hi there.\n\n>";
+
+#[test]
+fn a_turn_that_came_and_went_between_two_captures_ends_done_unread() {
+    let mut p = Pane::new();
+    p.capture("Welcome\n\n>");
+    assert_eq!(p.is(), (Idle, false));
+    p.capture(FIRST);
+    assert_eq!(p.is(), (Done, true), "the turn nobody saw working");
+    panes::seen(&mut p.world, "p").expect("pane");
+    p.capture("> hello\n\n✦ Hi there.\n\n> a dra");
+    assert_eq!(
+        p.is(),
+        (Done, false),
+        "a draft under the same turn is no new turn"
+    );
+    p.capture("> hello\n\n✦ Hi\nthere.\n\n>");
+    assert_eq!(p.is(), (Done, false), "the same turn re-wrapped");
+    p.capture("> hello\n\n✦ Hi there.\n\n> again\n\n✦ Hello again.\n\n>");
+    assert_eq!(p.is(), (Done, true), "the next turn");
+}
+
+#[test]
+fn the_first_look_only_learns_the_turn_on_screen() {
+    let mut p = Pane::new();
+    p.capture(FIRST);
+    assert_eq!(
+        p.is(),
+        (Idle, false),
+        "an old transcript (a restart, a resumed session)"
+    );
+}
+
+#[test]
+fn a_dialog_answered_no_ends_idle_even_with_a_new_turn_on_screen() {
+    let mut p = Pane::new();
+    p.capture("Welcome\n\n>");
+    p.capture("> run it\n\nAllow this? 1. Yes 2. No");
+    assert_eq!(p.is(), (Blocked, false));
+    p.capture("> run it\n\n✦ Denied, so I stop.\n\n>");
+    assert_eq!(p.is(), (Idle, false));
+}

@@ -1,0 +1,314 @@
+//! lookout's own terminal reads every screen as vt100 (the terminal it replaced) reads it: every
+//! recorded fixture is played into both, and so are random streams of the escape sequences
+//! agents use (motion, erase, insert/delete, scroll regions, wide glyphs, combining marks, the
+//! alternate screen) on small screens where wrapping and scrolling happen all the time. Rows'
+//! text, the cursor, the alternate-screen flag, the hidden cursor, title, progress and the cell
+//! attributes composer detection reads must agree. A repaint of every marker screen, fed to a
+//! blank terminal, must draw the same screen.
+
+use crate::vt::{Osc, Vt};
+use lookout_core::asciicast::{self, EventKind};
+use lookout_core::rules::Grid;
+use lookout_core::rules::regions::GridCell;
+use lookout_core::terminal::Terminal;
+use std::num::NonZeroU16;
+use std::path::Path;
+
+struct Pair {
+    ours: Terminal,
+    theirs: vt100::Parser<Osc>,
+    title: (Option<String>, Option<String>),
+    progress: (Option<String>, Option<String>),
+}
+
+fn nz(n: u16) -> NonZeroU16 {
+    NonZeroU16::new(n.max(1)).expect("non-zero")
+}
+
+impl Pair {
+    fn new(rows: u16, cols: u16) -> Self {
+        Pair {
+            ours: Terminal::new(rows, cols),
+            theirs: vt100::Parser::new_with_callbacks(nz(rows), nz(cols), 0, Osc::default()),
+            title: (None, None),
+            progress: (None, None),
+        }
+    }
+
+    /// Feeds both; false if vt100 panicked (it does on some streams: a glyph widened by an
+    /// emoji-presentation mark in the last column; lookout's terminal must not).
+    fn feed(&mut self, bytes: &[u8]) -> bool {
+        let (t, p) = self.ours.process(bytes);
+        self.title.0 = t.or(self.title.0.take());
+        self.progress.0 = p.or(self.progress.0.take());
+        let theirs = &mut self.theirs;
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| theirs.process(bytes)));
+        if ok.is_err() {
+            return false;
+        }
+        let osc = self.theirs.callbacks_mut();
+        self.title.1 = osc.title.take().or(self.title.1.take());
+        self.progress.1 = osc.progress.take().or(self.progress.1.take());
+        true
+    }
+
+    fn resize(&mut self, rows: u16, cols: u16) {
+        self.ours.resize(rows, cols);
+        self.theirs.screen_mut().set_size(nz(rows), nz(cols));
+    }
+
+    /// The first difference, if any.
+    fn differs(&self) -> Option<String> {
+        if self.title.0 != self.title.1 || self.progress.0 != self.progress.1 {
+            return Some(format!(
+                "title/progress {:?} vs {:?}",
+                self.title, self.progress
+            ));
+        }
+        grid_diff(&self.ours, &Vt(self.theirs.screen()), false)
+    }
+}
+
+/// The first difference between two screens: size, cursor, modes, rows' text, cells' text and
+/// the attributes composer detection reads (`blank_is_space`: a blank cell and a space are the
+/// same, as a repaint draws one for the other).
+fn grid_diff(a: &dyn Grid, b: &dyn Grid, blank_is_space: bool) -> Option<String> {
+    if a.size() != b.size() {
+        return Some(format!("size {:?} vs {:?}", a.size(), b.size()));
+    }
+    if a.cursor() != b.cursor() && !blank_is_space {
+        return Some(format!("cursor {:?} vs {:?}", a.cursor(), b.cursor()));
+    }
+    if (a.alternate_screen() != b.alternate_screen() && !blank_is_space)
+        || a.cursor_hidden() != b.cursor_hidden()
+    {
+        return Some("alternate screen or hidden cursor".into());
+    }
+    let rows = a.size().0;
+    let (mut ta, mut tb) = (String::new(), String::new());
+    a.write_rows(0, rows - 1, &mut ta);
+    b.write_rows(0, rows - 1, &mut tb);
+    for (r, (x, y)) in ta.split('\n').zip(tb.split('\n')).enumerate() {
+        if x.trim_end() != y.trim_end() {
+            return Some(format!("row {r}: {x:?}\n  other: {y:?}"));
+        }
+        // A grid that keeps its rows rendered writes them as it keeps them (a region of a run
+        // of rows is copied in one `write_rows` call: `rules::regions`).
+        for (grid, written) in [(a, x), (b, y)] {
+            let ready = u16::try_from(r).ok().and_then(|r| grid.ready_row(r));
+            if ready.is_some_and(|(text, _)| text != written) {
+                return Some(format!("row {r} written {written:?}, kept {ready:?}"));
+            }
+        }
+    }
+    let (mut ca, mut cb): (Vec<GridCell<'_>>, Vec<GridCell<'_>>) = (Vec::new(), Vec::new());
+    for r in 0..rows {
+        ca.clear();
+        cb.clear();
+        a.row_cells(r, &mut ca);
+        b.row_cells(r, &mut cb);
+        if ca.len() != cb.len() {
+            return Some(format!("row {r}: {} cells vs {}", ca.len(), cb.len()));
+        }
+        for (x, y) in ca.iter().zip(&cb) {
+            // A blank cell's attributes are only read for inverse (a drawn cursor).
+            let blank = x.text.trim().is_empty() && y.text.trim().is_empty();
+            let text = x.text == y.text || (blank_is_space && blank);
+            let same = x.col == y.col
+                && text
+                && x.attrs.inverse == y.attrs.inverse
+                && (blank || x.attrs == y.attrs);
+            if !same {
+                return Some(format!("row {r}: cell {x:?} vs {y:?}"));
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn every_recording_reads_the_same_as_on_vt100() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let files = lookout_core::corpus::walk(&root).expect("tests/fixtures");
+    assert!(files.len() > 100, "the corpus is there");
+    for f in files {
+        let file = std::fs::File::open(&f.path).expect("fixture");
+        let cast = asciicast::read(std::io::BufReader::new(file)).expect("cast");
+        let mut pair = Pair::new(cast.header.height, cast.header.width);
+        for (i, e) in cast.events.iter().enumerate() {
+            let check = match &e.kind {
+                EventKind::Output(data) => {
+                    assert!(pair.feed(data.as_bytes()), "vt100 panicked on a recording");
+                    i % 16 == 0
+                }
+                EventKind::Resize { cols, rows } => {
+                    pair.resize(*rows, *cols);
+                    true
+                }
+                EventKind::Marker(_) => true,
+                EventKind::Input(_) => false,
+            };
+            if (check || i + 1 == cast.events.len())
+                && let Some(diff) = pair.differs()
+            {
+                panic!("{} event {i}: {diff}", f.path.display());
+            }
+            // A repaint of the screen, fed to a blank terminal, draws the same screen.
+            if matches!(e.kind, EventKind::Marker(_)) {
+                let (rows, cols) = pair.ours.size();
+                let mut copy = Terminal::new(rows, cols);
+                if pair.ours.alternate_screen() {
+                    let _ = copy.process(b"\x1b[?1049h");
+                }
+                let _ = copy.process(&pair.ours.repaint());
+                if let Some(diff) = grid_diff(&pair.ours, &copy, true) {
+                    panic!(
+                        "{} event {i}: the repaint differs: {diff}",
+                        f.path.display()
+                    );
+                }
+                assert_eq!(
+                    copy.cursor().0,
+                    pair.ours.cursor().0,
+                    "the repaint's cursor row"
+                );
+            }
+        }
+    }
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// One random token: text, a control, or an escape sequence with random parameters.
+fn token(rng: &mut Rng, rows: u16, cols: u16) -> String {
+    let n = |rng: &mut Rng, max: u16| rng.below(u64::from(max) + 2).to_string();
+    match rng.below(24) {
+        0..=5 => rng
+            .pick(&[
+                "ab",
+                "hello ",
+                "x",
+                "─────",
+                "  ",
+                "❯ ",
+                "✳",
+                "⏺ done",
+                "1. Yes",
+            ])
+            .to_owned(),
+        6 => rng
+            .pick(&[
+                "日本",
+                "語",
+                "🙂",
+                "⚠",
+                "⚠\u{fe0f}",
+                "e\u{301}",
+                "\u{301}",
+                "\u{200d}",
+            ])
+            .to_owned(),
+        7 => rng
+            .pick(&["\r", "\n", "\r\n", "\x08", "\t", "\x07", "\x0e"])
+            .to_owned(),
+        8 => format!("\x1b[{};{}H", n(rng, rows), n(rng, cols)),
+        9 => format!(
+            "\x1b[{}{}",
+            n(rng, 4),
+            rng.pick(&["A", "B", "C", "D", "E", "F", "G", "`", "d"])
+        ),
+        10 => {
+            format!("\x1b[{}{}", n(rng, 3), rng.pick(&["J", "K", "?J", "?K"])).replace("[?", "[?")
+        }
+        11 => format!(
+            "\x1b[{}{}",
+            n(rng, 4),
+            rng.pick(&["L", "M", "P", "@", "X", "S", "T", "b"])
+        ),
+        12 => format!("\x1b[{};{}r", n(rng, rows), n(rng, rows)),
+        13 => rng
+            .pick(&["\x1b7", "\x1b8", "\x1bM", "\x1b[s", "\x1b[u"])
+            .to_owned(),
+        14 => format!(
+            "\x1b[?{}{}",
+            rng.pick(&["6", "25", "47", "1049", "2004", "1"]),
+            rng.pick(&["h", "l"])
+        ),
+        15..=17 => format!(
+            "\x1b[{}m",
+            rng.pick(&[
+                "",
+                "0",
+                "1",
+                "2",
+                "22",
+                "7",
+                "27",
+                "31",
+                "38;5;244",
+                "38;2;1;2;3",
+                "90",
+                "39",
+                "2;38;5;8",
+                "48;5;1",
+                "38:5:3",
+                "1;7",
+                "38;5",
+                "38;2;300;1;1",
+                "4",
+                "41",
+            ])
+        ),
+        18 => format!("\x1b]0;title {}\x07", rng.below(9)),
+        19 => format!("\x1b]9;4;{};{}\x1b\\", rng.below(4), rng.below(100)),
+        20 => "\x1bc".to_owned(),
+        21 => "\x1b(B".to_owned(),
+        _ => "z".repeat(usize::from(cols) + rng.below(3) as usize - 1),
+    }
+}
+
+#[test]
+fn random_escape_streams_read_the_same_as_on_vt100() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut vt100_panicked = 0;
+    for case in 0..1500 {
+        let (rows, cols) = (1 + rng.below(8) as u16, 1 + rng.below(14) as u16);
+        let mut pair = Pair::new(rows, cols);
+        let mut log = String::new();
+        for step in 0..120 {
+            let t = token(&mut rng, rows, cols);
+            log.push_str(&t);
+            if rng.below(40) == 0 {
+                let (r, c) = (1 + rng.below(8) as u16, 1 + rng.below(14) as u16);
+                log.push_str(&format!("<resize {r}x{c}>"));
+                pair.resize(r, c);
+            } else if !pair.feed(t.as_bytes()) {
+                vt100_panicked += 1;
+                break;
+            }
+            if let Some(diff) = pair.differs() {
+                panic!("case {case} ({rows}x{cols}) step {step}: {diff}\nafter {log:?}");
+            }
+        }
+    }
+    eprintln!("{vt100_panicked} of 1500 cases cut short by a vt100 panic");
+    assert!(vt100_panicked < 150, "too few cases ran to the end");
+}
