@@ -65,6 +65,9 @@ struct Agent {
     spawned: Spawned,
     output: Receiver<Vec<u8>>,
     pane: &'static str,
+    /// How far the world's clock runs ahead of the real one: `settle` moves it on instead of
+    /// sleeping, so "after every settle time has passed" is a fact of the test, not a guess.
+    ahead: Duration,
 }
 
 fn write_agent(dir: &Path) -> PathBuf {
@@ -104,6 +107,7 @@ impl Agent {
             spawned,
             output,
             pane,
+            ahead: Duration::ZERO,
         };
         if report_process {
             agent.started(dir);
@@ -186,8 +190,20 @@ impl Agent {
         while let Ok(bytes) = self.output.try_recv() {
             panes::feed(&mut self.world, self.pane, &bytes).expect("pane");
         }
-        *self.world.resource_mut::<Clock>() = Clock::at(Instant::now(), SystemTime::now());
+        *self.world.resource_mut::<Clock>() =
+            Clock::at(Instant::now() + self.ahead, SystemTime::now() + self.ahead);
         self.world.run_schedule(lookout::Tick);
+    }
+
+    /// Waits until `needle` is on the screen the world holds, then runs the clock on past every
+    /// settle and stuck time of the rules and ticks: the state that screen settles into.
+    fn settled_on(&mut self, needle: &str) -> panes::PaneState {
+        self.wait_for_screen(needle);
+        self.ahead += Duration::from_secs(2);
+        self.tick();
+        self.ahead += Duration::from_secs(2);
+        self.tick();
+        panes::state(&self.world, self.pane).expect("pane")
     }
 
     fn lifecycle_until(&mut self, want: LifecycleState) -> panes::PaneState {
@@ -284,15 +300,18 @@ fn hooks_dominate_until_a_new_process() {
     );
     // The screen now shows a permission prompt, then an idle prompt: both are ignored.
     a.send("ask");
-    a.wait_until("the prompt on screen", |_| true);
-    std::thread::sleep(Duration::from_millis(600));
-    a.send("done");
-    std::thread::sleep(Duration::from_millis(600));
-    let s = a.wait_until("a tick", |_| true);
+    let s = a.settled_on("Allow this command? [y/n]");
     assert_eq!(
         (s.lifecycle, s.input_required),
         (Working, false),
-        "hooked: the screen is ignored"
+        "hooked: a permission prompt on screen is ignored"
+    );
+    a.send("done");
+    let s = a.settled_on("All done.");
+    assert_eq!(
+        (s.lifecycle, s.input_required),
+        (Working, false),
+        "hooked: an idle prompt on screen is ignored"
     );
     // The agent restarts: a new generation is unhooked and read from the screen again.
     a.send("exit");
@@ -313,9 +332,13 @@ fn a_pane_whose_kind_has_no_rules_is_untouched() {
         "kind = \"other\"\n[[screen]]\nid = \"x\"\nstate = \"blocked\"\ncontains = [\"Allow\"]\n";
     let mut a = Agent::start(dir.path(), rules, true);
     a.send("ask");
+    let s = a.settled_on("Allow this command? [y/n]");
+    assert_eq!(
+        (s.kind.clone(), s.lifecycle, s.input_required),
+        (None, Idle, false)
+    );
     a.send("work");
-    std::thread::sleep(Duration::from_millis(500));
-    let s = a.wait_until("a tick", |_| true);
+    let s = a.settled_on("Thinking");
     assert_eq!((s.kind, s.lifecycle, s.input_required), (None, Idle, false));
 }
 
@@ -334,7 +357,6 @@ fn a_killed_agent_leaves_no_working_or_blocked_badge() {
     let s = a.wait_until("the badge withdrawn", |s| s.lifecycle == Idle);
     assert!(!s.input_required, "{s:?}");
     // Its last screen still shows the prompt; it must not come back.
-    std::thread::sleep(Duration::from_millis(300));
-    let s = a.wait_until("a tick", |_| true);
+    let s = a.settled_on("Allow this command? [y/n]");
     assert_eq!((s.lifecycle, s.input_required), (Idle, false));
 }
