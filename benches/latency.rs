@@ -22,7 +22,7 @@ const REFERENCE: Timing = Timing {
     stamped: true,
 };
 const TICK_ONLY: Timing = Timing {
-    tick: lookout_core::replay::TICK,
+    tick: lookout_core::schedule::TICK_INTERVAL,
     on_output: false,
     stamped: true,
 };

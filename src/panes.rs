@@ -59,6 +59,78 @@ impl Badge {
     }
 }
 
+/// Whether a pane of that id is open.
+pub fn exists(world: &World, id: &str) -> bool {
+    world.resource::<PaneIndex>().get(id).is_some()
+}
+
+/// How many panes are open.
+pub fn count(world: &World) -> usize {
+    world.resource::<PaneIndex>().0.len()
+}
+
+/// The ids of every open pane, in no particular order.
+pub fn ids(world: &World) -> impl Iterator<Item = &str> {
+    world.resource::<PaneIndex>().0.keys().map(PaneId::as_str)
+}
+
+/// The compiled manifests the world was built with.
+pub fn catalog(world: &World) -> Arc<crate::manifest::Catalog> {
+    world.resource::<Manifests>().0.clone()
+}
+
+/// Runs one tick at `now` (the embedder's clock and the wall time to stamp events with) and
+/// returns the outbox holding its events and report answers.
+pub fn tick(world: &mut World, now: std::time::Instant, wall: SystemTime) -> EventOutbox {
+    *world.resource_mut::<Clock>() = Clock::at(now, wall);
+    world.run_schedule(crate::Tick);
+    world.resource::<EventOutbox>().clone()
+}
+
+/// The number of the last event given out.
+pub fn last_seq(world: &World) -> crate::event::EventSeq {
+    world.resource::<EventCounter>().0
+}
+
+/// Continues event numbering after `seq` (a server resuming from its store).
+pub fn resume_seq(world: &mut World, seq: crate::event::EventSeq) {
+    world.resource_mut::<EventCounter>().0 = seq;
+}
+
+/// What a store keeps of a pane between runs.
+pub struct Kept<'w> {
+    /// The pane's kind, if identified.
+    pub kind: Option<&'w str>,
+    /// Its lifecycle.
+    pub lifecycle: &'w Lifecycle,
+    /// Its attention flags.
+    pub attention: &'w Attention,
+    /// Its labels.
+    pub labels: &'w Labels,
+}
+
+/// What a store keeps of pane `id`, if it is open.
+pub fn kept<'w>(world: &'w World, id: &str) -> Option<Kept<'w>> {
+    let e = world.entity(world.resource::<PaneIndex>().get(id)?);
+    Some(Kept {
+        kind: e.get::<AgentKind>()?.name.as_deref(),
+        lifecycle: e.get::<Lifecycle>()?,
+        attention: e.get::<Attention>()?,
+        labels: e.get::<Labels>()?,
+    })
+}
+
+/// The panes running an identified agent whose release is not known yet: the edge probes each
+/// once and queues [`ProcessEvent::Version`].
+pub fn unversioned_agents(world: &mut World) -> Vec<(String, HookedProcess)> {
+    let mut query = world.query::<(&PaneId, &AgentKind, &HookedProcess)>();
+    query
+        .iter(world)
+        .filter(|(_, kind, p)| kind.id.is_some() && p.alive() && p.version.is_none())
+        .map(|(pane, _, p)| (pane.as_str().to_owned(), p.clone()))
+        .collect()
+}
+
 /// The panes in the order a person should look at them: blocked, then done-unread, working, idle;
 /// the longest waiting first within each (RFC 3339 times sort as text).
 pub fn by_urgency(panes: &mut [PaneState]) {
@@ -585,8 +657,7 @@ pub fn queues_input(world: &World, id: &str) -> bool {
     world
         .entity(e)
         .get::<AgentKind>()
-        .and_then(|k| k.id)
-        .and_then(|id| catalog.kind(id))
+        .and_then(|k| catalog.rules_for(k.id))
         .and_then(|k| k.composer.as_ref())
         .is_some_and(|c| c.queues)
 }
@@ -601,10 +672,7 @@ pub fn explain(
     let get = world.entity(e);
     let clock = *world.resource::<Clock>();
     let catalog = &world.resource::<Manifests>().0;
-    let rules = get
-        .get::<AgentKind>()
-        .and_then(|k| k.id)
-        .and_then(|id| catalog.kind(id));
+    let rules = get.get::<AgentKind>().and_then(|k| catalog.rules_for(k.id));
     let policy = rules.map(|k| k.policy).unwrap_or_default();
     let explanation = match (
         rules,

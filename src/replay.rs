@@ -13,8 +13,6 @@ use crate::resources::{Clock, EventOutbox};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-/// The server's default tick.
-pub const TICK: Duration = Duration::from_millis(500);
 const PANE: &str = "replay";
 
 /// A lifecycle change seen during replay.
@@ -156,13 +154,13 @@ pub struct Timing {
 impl Timing {
     /// As the server runs at its default settings.
     pub const SERVER: Timing = Timing {
-        tick: TICK,
+        tick: crate::schedule::TICK_INTERVAL,
         on_output: true,
         stamped: true,
     };
     /// As the tmux source sees a pane: one look a tick, nothing in between.
     pub const POLLED: Timing = Timing {
-        tick: TICK,
+        tick: crate::schedule::TICK_INTERVAL,
         on_output: false,
         stamped: false,
     };

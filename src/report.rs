@@ -58,6 +58,10 @@ pub enum ReportBody {
     },
 }
 
+/// Identifies a report so its answer can be matched to the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Ticket(pub u64);
+
 /// One hook report for one pane.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Report {

@@ -8,6 +8,10 @@ use crate::systems::*;
 use bevy_ecs::prelude::*;
 use bevy_ecs::schedule::{LogLevel, ScheduleBuildSettings, ScheduleLabel, SingleThreadedExecutor};
 
+/// How often an embedder is expected to run the schedule when nothing asks for an earlier tick
+/// (the server's default; settle and stuck times are measured in the same clock).
+pub const TICK_INTERVAL: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// The detection schedule an embedder runs with `world.run_schedule(Tick)`.
 #[derive(ScheduleLabel, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Tick;

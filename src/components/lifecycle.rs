@@ -24,25 +24,28 @@ pub enum LifecycleState {
 }
 
 impl LifecycleState {
+    /// Every state with its wire name, once.
+    const NAMES: [(LifecycleState, &'static str); 4] = [
+        (LifecycleState::Idle, "idle"),
+        (LifecycleState::Working, "working"),
+        (LifecycleState::Blocked, "blocked"),
+        (LifecycleState::Done, "done"),
+    ];
+
     /// The wire name.
     pub fn name(self) -> &'static str {
-        match self {
-            LifecycleState::Idle => "idle",
-            LifecycleState::Working => "working",
-            LifecycleState::Blocked => "blocked",
-            LifecycleState::Done => "done",
-        }
+        Self::NAMES
+            .iter()
+            .find(|(s, _)| *s == self)
+            .map_or("idle", |(_, n)| n)
     }
 
     /// Parses a wire name.
     pub fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "idle" => LifecycleState::Idle,
-            "working" => LifecycleState::Working,
-            "blocked" => LifecycleState::Blocked,
-            "done" => LifecycleState::Done,
-            _ => return None,
-        })
+        Self::NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(s, _)| *s)
     }
 }
 

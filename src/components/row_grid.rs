@@ -7,7 +7,7 @@
 //!
 //! Pure data; `Screen` holds one and `ingest_output` applies the updates.
 
-use crate::rules::regions::{CellAttrs, Grid, GridCell, colour_bits, look_step, row_hash};
+use crate::terminal::{CellAttrs, Grid, GridCell, colour_bits, look_step, row_hash};
 use unicode_width::UnicodeWidthChar;
 
 /// Attributes over a run of columns (`start..end`); columns outside every run are plain.

@@ -7,8 +7,8 @@
 //! Sound because an evaluation is a function of the rows it reads: if none of them changed, the
 //! next one reads the same rows and reaches the same rule.
 
-use crate::rules::Grid;
 use crate::rules::regions::RowBuf;
+use crate::terminal::Grid;
 use bevy_ecs::component::Component;
 use std::time::Instant;
 

@@ -7,7 +7,7 @@
 //! the process. [`check_size`] is the one check the wire, the recordings and the embedder API share.
 
 use super::row_grid::{RowGrid, RowsUpdate};
-use crate::rules::Grid;
+use crate::terminal::Grid;
 use crate::terminal::Terminal;
 use bevy_ecs::component::Component;
 use std::num::NonZeroU16;

@@ -4,7 +4,7 @@
 
 use super::cause::Cause;
 use crate::manifest::RuleState;
-use crate::resources::Ticket;
+use crate::report::Ticket;
 use bevy_ecs::component::Component;
 use std::sync::Arc;
 use std::time::Instant;

@@ -187,16 +187,10 @@ fn compile_rule(file: &str, raw: RawRule) -> Result<CompiledRule, Vec<ManifestEr
     if id.trim().is_empty() {
         err("id", K::Empty);
     }
-    let state = match raw.state.as_str() {
-        "working" => RuleState::Working,
-        "blocked" => RuleState::Blocked,
-        "idle" => RuleState::Idle,
-        "skip" => RuleState::Skip,
-        other => {
-            err("state", K::UnknownState(other.into()));
-            RuleState::Skip
-        }
-    };
+    let state = RuleState::parse(&raw.state).unwrap_or_else(|| {
+        err("state", K::UnknownState(raw.state.clone()));
+        RuleState::Skip
+    });
     let region = parse_region(
         raw.region.as_deref().unwrap_or("bottom"),
         raw.lines,
@@ -326,20 +320,9 @@ fn parse_region(name: &str, lines: Option<i64>, err: &mut impl FnMut(&str, K)) -
             12
         }
     };
-    let region = match name {
-        "bottom" => Region::Bottom(rows),
-        "top" => Region::Top(rows),
-        "screen" => Region::Screen,
-        "last_line" => Region::LastLine,
-        "cursor_line" => Region::CursorLine,
-        "after_last_rule" => Region::AfterLastRule,
-        "prompt_box" => Region::PromptBox,
-        "title" => Region::Title,
-        "progress" => Region::Progress,
-        other => {
-            err("region", K::UnknownRegion(other.into()));
-            return Region::Bottom(rows);
-        }
+    let Some(region) = Region::named(name, rows) else {
+        err("region", K::UnknownRegion(name.into()));
+        return Region::Bottom(rows);
     };
     if lines.is_some() && !matches!(region, Region::Bottom(_) | Region::Top(_)) {
         err("lines", K::LinesWithoutRows(name.into()));

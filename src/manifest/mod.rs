@@ -37,6 +37,32 @@ pub enum RuleState {
     Skip,
 }
 
+impl RuleState {
+    /// Every rule state with its name in manifests, once.
+    const NAMES: [(RuleState, &'static str); 4] = [
+        (RuleState::Working, "working"),
+        (RuleState::Blocked, "blocked"),
+        (RuleState::Idle, "idle"),
+        (RuleState::Skip, "skip"),
+    ];
+
+    /// The name in manifests.
+    pub fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(s, _)| *s == self)
+            .map_or("skip", |(_, n)| n)
+    }
+
+    /// The state a manifest names.
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::NAMES
+            .iter()
+            .find(|(_, n)| *n == name)
+            .map(|(s, _)| *s)
+    }
+}
+
 /// Which slice of the screen a rule reads (§2.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Region {
@@ -73,19 +99,39 @@ impl Region {
 
     /// The name used in manifests and by `explain` (`bottom:12` for sized regions).
     pub fn name(self) -> String {
+        let base = REGION_NAMES
+            .iter()
+            .find(|(_, r)| std::mem::discriminant(r) == std::mem::discriminant(&self))
+            .map_or("?", |(name, _)| name);
         match self {
-            Region::Bottom(n) => format!("bottom:{n}"),
-            Region::Top(n) => format!("top:{n}"),
-            Region::Screen => "screen".into(),
-            Region::LastLine => "last_line".into(),
-            Region::CursorLine => "cursor_line".into(),
-            Region::AfterLastRule => "after_last_rule".into(),
-            Region::PromptBox => "prompt_box".into(),
-            Region::Title => "title".into(),
-            Region::Progress => "progress".into(),
+            Region::Bottom(n) | Region::Top(n) => format!("{base}:{n}"),
+            _ => base.to_owned(),
         }
     }
+
+    /// The region a manifest names, `rows` tall where it has a height.
+    pub fn named(name: &str, rows: u8) -> Option<Region> {
+        let (_, region) = REGION_NAMES.iter().find(|(n, _)| *n == name)?;
+        Some(match region {
+            Region::Bottom(_) => Region::Bottom(rows),
+            Region::Top(_) => Region::Top(rows),
+            other => *other,
+        })
+    }
 }
+
+/// Every region's name in manifests, once (a sized region's height is filled in when named).
+const REGION_NAMES: [(&str, Region); 9] = [
+    ("bottom", Region::Bottom(0)),
+    ("top", Region::Top(0)),
+    ("screen", Region::Screen),
+    ("last_line", Region::LastLine),
+    ("cursor_line", Region::CursorLine),
+    ("after_last_rule", Region::AfterLastRule),
+    ("prompt_box", Region::PromptBox),
+    ("title", Region::Title),
+    ("progress", Region::Progress),
+];
 
 /// How hook reports and the screen share a pane (§5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -243,6 +289,16 @@ impl Catalog {
     /// The rules of a kind.
     pub fn kind(&self, id: KindId) -> Option<&KindRules> {
         self.kinds.get(usize::from(id.0))
+    }
+
+    /// The rules of a pane's kind, if it has one (`AgentKind::id`): the one lookup every stage uses.
+    pub fn rules_for(&self, id: Option<KindId>) -> Option<&KindRules> {
+        id.and_then(|id| self.kind(id))
+    }
+
+    /// The rules of the kind of that name.
+    pub fn named(&self, name: &str) -> Option<&KindRules> {
+        self.rules_for(self.kind_id(name))
     }
 
     /// Every kind, in load order.

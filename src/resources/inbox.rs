@@ -3,7 +3,7 @@
 //! `pane.seen`. Plus `HeldReports`, early reports waiting for their agent (§4).
 
 use crate::components::RowsUpdate;
-use crate::report::Report;
+use crate::report::{Report, Ticket};
 use bevy_ecs::resource::Resource;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -132,10 +132,6 @@ pub enum ProcessEvent {
 /// Process events, per pane, in arrival order.
 #[derive(Resource, Debug, Default)]
 pub struct ProcessInbox(pub Vec<(Arc<str>, ProcessEvent)>);
-
-/// Identifies a report so its answer can be matched to the caller.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Ticket(pub u64);
 
 /// Hook reports awaiting the next tick.
 #[derive(Resource, Debug, Default)]

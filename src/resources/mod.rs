@@ -9,13 +9,19 @@ mod outbox;
 mod pane_index;
 mod screen_cells;
 
-pub use awake::Awake;
+// What an embedder touches: the clock it sets, the outbox it drains, what it queues about a
+// pane's process, the ticket a report is answered by, the cell budget, and the batching times.
+pub use crate::report::Ticket;
 pub use clock::Clock;
-pub use inbox::{
-    BURST_GAP, HeldReport, HeldReports, OUTPUT_BATCH, Output, OutputInbox, ProcessEvent,
-    ProcessInbox, ReportInbox, SeenInbox, Ticket,
-};
-pub use manifests::Manifests;
-pub use outbox::{EventCounter, EventOutbox};
-pub use pane_index::PaneIndex;
+pub use inbox::{BURST_GAP, OUTPUT_BATCH, ProcessEvent};
+pub use outbox::EventOutbox;
 pub use screen_cells::ScreenCells;
+
+// The pipeline's own: filled and read only through `panes` and the systems.
+pub(crate) use awake::Awake;
+pub(crate) use inbox::{
+    HeldReport, HeldReports, Output, OutputInbox, ProcessInbox, ReportInbox, SeenInbox,
+};
+pub(crate) use manifests::Manifests;
+pub(crate) use outbox::EventCounter;
+pub(crate) use pane_index::PaneIndex;

@@ -8,10 +8,11 @@
 //! it. Anything the reader cannot place — no shape at the cursor, an over-tall candidate, a
 //! view on the alternate screen the manifest does not describe — is `unknown`.
 
-use super::grid::{Grid, GridCell, RowBuf};
-use crate::components::ComposerView;
+use super::composer_view::ComposerView;
+use super::grid::RowBuf;
 use crate::manifest::{ComposerSpec, Shape};
 use crate::terminal::Colour;
+use crate::terminal::{Grid, GridCell};
 use std::borrow::Cow;
 
 /// One cell of a row: its text (a blank for an unwritten cell) and whether it is ghost text.
@@ -511,8 +512,8 @@ fn find_bar(grid: &mut Cells<'_, '_>, spec: &ComposerSpec, row: u16) -> Option<F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::components::ComposerState::*;
     use crate::components::Screen;
+    use crate::rules::composer_view::ComposerState::*;
 
     fn spec(composer: &str) -> ComposerSpec {
         let f =

@@ -12,7 +12,7 @@
 use super::regions::{Grid, has_spinner};
 pub use super::texts::Scratch;
 use super::texts::Texts;
-use crate::manifest::{KindRules, Pattern, RuleState};
+use crate::manifest::{KindRules, Pattern};
 use std::time::Instant;
 
 /// What one evaluation looks at.
@@ -185,7 +185,7 @@ impl KindRules {
                 RuleReport {
                     id: rule.id.to_string(),
                     file: rule.file.to_string(),
-                    state: state_name(rule.spec.state).into(),
+                    state: rule.spec.state.name().into(),
                     priority: rule.spec.priority,
                     region: self.regions[rule.region].name(),
                     fired: fired.is_some(),
@@ -197,7 +197,7 @@ impl KindRules {
             regions,
             rules,
             winner: winner.map(|i| self.rules[i].id.to_string()),
-            verdict: winner.map(|i| state_name(self.rules[i].spec.state).to_owned()),
+            verdict: winner.map(|i| self.rules[i].spec.state.name().to_owned()),
         }
     }
 
@@ -314,16 +314,6 @@ impl KindRules {
             .iter()
             .map(|d| changed + *d)
             .find(|t| *t > look.now)
-    }
-}
-
-/// The manifest name of a rule state.
-pub fn state_name(state: RuleState) -> &'static str {
-    match state {
-        RuleState::Working => "working",
-        RuleState::Blocked => "blocked",
-        RuleState::Idle => "idle",
-        RuleState::Skip => "skip",
     }
 }
 

@@ -2,6 +2,7 @@
 //! wins (§2.2, §2.3). No World, no I/O; the evaluate system and `lookout explain` both call it.
 
 pub mod composer;
+pub mod composer_view;
 mod grid;
 pub mod matcher;
 pub mod regions;

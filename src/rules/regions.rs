@@ -6,9 +6,9 @@
 //! buffer has grown to the screen. Each rendered row also gets a hash, so the evaluate system can
 //! tell whether the rows an evaluation read have changed since the last one (issue 12).
 
-pub use super::grid::{CellAttrs, Grid, GridCell, RowBuf};
-pub(crate) use super::grid::{colour_bits, hash as row_hash, look_step};
+pub use super::grid::RowBuf;
 use crate::manifest::Region;
+pub use crate::terminal::{CellAttrs, Grid, GridCell};
 
 /// Lazily rendered rows of one screen: each row is turned into text at most once.
 pub struct Rows<'s> {

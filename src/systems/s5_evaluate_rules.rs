@@ -131,8 +131,8 @@ pub(crate) fn screen_rules<'c>(
     kind: &AgentKind,
     process: &HookedProcess,
 ) -> Option<&'c KindRules> {
-    kind.id
-        .and_then(|id| catalog.kind(id))
+    catalog
+        .rules_for(kind.id)
         .filter(|k| !k.rules.is_empty())
         .filter(|k| {
             process.presence != Presence::Exited

@@ -61,9 +61,9 @@ pub fn resolve_priority(
         if !(departed || hook_new || screen_new || verdict.reassess) {
             continue;
         }
-        let policy = kind
-            .id
-            .and_then(|id| manifests.0.kind(id))
+        let policy = manifests
+            .0
+            .rules_for(kind.id)
             .map(|k| k.policy)
             .unwrap_or_default();
         let mut next = Verdict {

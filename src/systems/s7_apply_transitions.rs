@@ -142,9 +142,9 @@ pub fn apply_transitions(
         if !verdict.is_changed() && settling.0.is_none() {
             continue;
         }
-        let settle_for = kind
-            .id
-            .and_then(|id| manifests.0.kind(id))
+        let settle_for = manifests
+            .0
+            .rules_for(kind.id)
             .map_or(Duration::from_millis(1000), |k| k.idle_settle);
         // Noted before any early exit; a settle cancelled below costs one idle tick at most.
         if let Some((since, _)) = &settling.0

@@ -40,9 +40,9 @@ pub fn read_composer(
         if !others && (!screen.is_changed() || seen.same(screen.grid())) {
             continue;
         }
-        let spec = kind
-            .id
-            .and_then(|id| manifests.0.kind(id))
+        let spec = manifests
+            .0
+            .rules_for(kind.id)
             .and_then(|k| k.composer.as_ref());
         let view = match spec {
             Some(_) if lifecycle.state == LifecycleState::Blocked => None,

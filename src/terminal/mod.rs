@@ -11,13 +11,15 @@
 //! Written only by `components::Screen`.
 
 mod colour;
+mod grid;
 mod page;
 mod perform;
 mod repaint;
 mod row;
 
-use crate::rules::regions::{Grid, GridCell};
 pub use colour::Colour;
+pub use grid::{CellAttrs, Grid, GridCell};
+pub(crate) use grid::{colour_bits, look_step, row_hash};
 use page::Page;
 use row::Pen;
 

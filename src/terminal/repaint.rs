@@ -4,9 +4,9 @@
 //! every recording in `tests/terminal.rs`); the title and the alternate-screen flag are not
 //! repainted (a terminal does not repaint them either).
 
+use super::Grid;
 use super::Terminal;
 use super::row::{BOLD, DIM, INVERSE, Pen, Row};
-use crate::rules::Grid;
 use std::fmt::Write as _;
 
 impl Terminal {

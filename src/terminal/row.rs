@@ -3,7 +3,7 @@
 //!
 //! Pure data: `Page` moves rows and calls the cell edits here; nothing else writes a row.
 
-use crate::rules::regions::{CellAttrs, GridCell, colour_bits, look_step};
+use super::{CellAttrs, GridCell, colour_bits, look_step};
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// The pen: what a printed or erased cell takes on besides its text.
@@ -88,7 +88,7 @@ impl Row {
             cells: vec![Cell::default(); usize::from(cols)],
             marks: Vec::new(),
             text: String::new(),
-            hash: crate::rules::regions::row_hash(""),
+            hash: super::row_hash(""),
             look: 0,
             dirty: true,
             used: 0,
@@ -406,7 +406,7 @@ impl Row {
         }
         let trimmed = self.text.trim_end().len();
         self.text.truncate(trimmed);
-        self.hash = crate::rules::regions::row_hash(&self.text);
+        self.hash = super::row_hash(&self.text);
         self.look = look_step(look, self.hash);
     }
 

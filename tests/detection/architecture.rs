@@ -1,6 +1,9 @@
-//! Architecture rules that a test can hold: the core (components, systems) does no I/O, reads
-//! no wall clock and never sleeps; the schedule builds with ambiguity detection as an error.
+//! Architecture rules that a test can hold: the core's pipeline (components, systems, resources,
+//! rules, the terminal) does no I/O, reads no wall clock and never sleeps; the core's modules
+//! import each other without a cycle; the schedule builds with ambiguity detection as an error.
+//! (That the core never imports the edge is the compiler's job: the edge is another crate.)
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 const FORBIDDEN: &[&str] = &[
@@ -47,7 +50,7 @@ fn scan(dir: &Path, hits: &mut Vec<String>) {
 fn no_io_clock_or_sleep_in_the_core() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut hits = Vec::new();
-    for dir in ["components", "systems", "resources", "rules"] {
+    for dir in ["components", "systems", "resources", "rules", "terminal"] {
         scan(&root.join(dir), &mut hits);
     }
     assert!(
@@ -55,6 +58,84 @@ fn no_io_clock_or_sleep_in_the_core() {
         "the core must not touch the outside world:\n{}",
         hits.join("\n")
     );
+}
+
+/// The top-level modules of `src/` each non-test line of `file` names as `crate::<module>`.
+fn imports(file: &Path, own: &str, into: &mut BTreeSet<String>) {
+    let text = std::fs::read_to_string(file).expect("utf-8 source");
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    for line in code.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        for (i, _) in line.match_indices("crate::") {
+            let rest = &line[i + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() && name != own {
+                into.insert(name);
+            }
+        }
+    }
+}
+
+/// Every top-level module of `src/` and the modules it imports.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    fn walk(dir: &Path, own: &str, into: &mut BTreeSet<String>) {
+        for entry in std::fs::read_dir(dir).expect("readable dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, own, into);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                imports(&path, own, into);
+            }
+        }
+    }
+    let mut graph = BTreeMap::new();
+    for entry in std::fs::read_dir(src).expect("src").flatten() {
+        let path = entry.path();
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_owned();
+        if name == "lib" {
+            continue;
+        }
+        let mut deps = BTreeSet::new();
+        if path.is_dir() {
+            walk(&path, &name, &mut deps);
+        } else {
+            imports(&path, &name, &mut deps);
+        }
+        graph.entry(name).or_insert_with(BTreeSet::new).extend(deps);
+    }
+    graph
+}
+
+/// A cycle through `from`, if any (a path of modules that leads back to it).
+fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> Option<Vec<String>> {
+    let mut stack = vec![vec![from.to_owned()]];
+    let mut seen = BTreeSet::new();
+    while let Some(path) = stack.pop() {
+        let last = path.last().expect("a path is never empty");
+        for next in graph.get(last).into_iter().flatten() {
+            if next == from {
+                return Some([path.clone(), vec![next.clone()]].concat());
+            }
+            if seen.insert(next.clone()) {
+                stack.push([path.clone(), vec![next.clone()]].concat());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_core_modules_import_each_other_without_a_cycle() {
+    let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
+    assert!(graph.contains_key("components") && graph["systems"].contains("components"));
+    let cycles: Vec<String> = graph
+        .keys()
+        .filter_map(|m| cycle_through(&graph, m))
+        .map(|c| c.join(" -> "))
+        .collect();
+    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
 }
 
 #[test]

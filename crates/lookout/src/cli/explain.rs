@@ -58,8 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("warning: {e}");
     }
     let kind = catalog
-        .kind_id(kind_name)
-        .and_then(|id| catalog.kind(id))
+        .named(kind_name)
         .with_context(|| format!("no manifest describes kind `{kind_name}`"))?;
     let bytes =
         std::fs::read(screen_file).with_context(|| format!("reading {}", screen_file.display()))?;

@@ -407,10 +407,7 @@ mod tests {
         let (catalog, errors) = crate::manifest::Catalog::bundled();
         assert!(errors.is_empty(), "{errors:?}");
         for agent in AGENTS {
-            let kind = catalog
-                .kind_id(agent)
-                .and_then(|k| catalog.kind(k))
-                .expect("bundled");
+            let kind = catalog.named(agent).expect("bundled");
             assert_eq!(
                 kind.policy,
                 crate::manifest::HookPolicy::Evidence,

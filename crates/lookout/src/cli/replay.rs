@@ -203,10 +203,7 @@ fn summary(dir: &Path, catalog: &Arc<Catalog>, no_titles: bool) -> anyhow::Resul
 }
 
 fn is_unverified(catalog: &Catalog, kind: &str) -> bool {
-    catalog
-        .kind_id(kind)
-        .and_then(|id| catalog.kind(id))
-        .is_some_and(|k| k.unverified())
+    catalog.named(kind).is_some_and(|k| k.unverified())
 }
 
 /// The first version-looking token (`2.1.3`, `0.86.2`) in a recording's title.

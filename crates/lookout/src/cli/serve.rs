@@ -128,13 +128,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         (None, Some(text)) => parse_age(text)
             .map_err(anyhow::Error::msg)
             .context("[server] retention")?,
-        (None, None) => Duration::from_secs(3 * 86_400),
+        (None, None) => crate::server::DEFAULT_RETENTION,
     };
     let tick = args
         .tick_ms
         .map(Duration::from_millis)
         .or(file.tick)
-        .unwrap_or(Duration::from_millis(500));
+        .unwrap_or(crate::schedule::TICK_INTERVAL);
     if args.detached {
         // Fails only for a process group leader, which a client-spawned child is not.
         let _ = nix::unistd::setsid();

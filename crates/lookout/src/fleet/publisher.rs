@@ -12,7 +12,6 @@
 
 use super::settings::{Auth, redact};
 use crate::event::Event;
-use crate::resources::PaneIndex;
 use bevy_ecs::world::World;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -130,15 +129,8 @@ impl Publisher {
             self.refresh_due = now + REFRESH;
             crate::panes::states(world)
         } else {
-            let index = world.resource::<PaneIndex>();
             let mut panes: Vec<&str> = events.iter().map(|e| &*e.pane).collect();
-            panes.extend(
-                index
-                    .0
-                    .keys()
-                    .map(|p| p.as_str())
-                    .filter(|p| !self.known.contains(*p)),
-            );
+            panes.extend(crate::panes::ids(world).filter(|p| !self.known.contains(*p)));
             panes.sort_unstable();
             panes.dedup();
             panes

@@ -9,7 +9,7 @@
 use crate::event::{Change, Event, EventSeq};
 use crate::panes;
 use crate::report::{Answer, Report, ReportBody};
-use crate::resources::{Clock, EventCounter, EventOutbox, Manifests, PaneIndex, Ticket};
+use crate::resources::Ticket;
 use crate::server::conn::{Incoming, Peer};
 use crate::server::handlers;
 use crate::server::mirror::{self, Ingested};
@@ -100,7 +100,7 @@ impl Engine {
         retention: Option<Duration>,
     ) -> Engine {
         if let Some(last) = store.as_ref().and_then(|s| s.last_seq().ok()) {
-            world.resource_mut::<EventCounter>().0 = EventSeq(last);
+            panes::resume_seq(&mut world, EventSeq(last));
         }
         Engine {
             world,
@@ -135,7 +135,7 @@ impl Engine {
 
     /// Attaches the sources the store remembers (call once the socket accepts).
     pub fn resume_sources(&mut self) {
-        let catalog = self.world.resource::<Manifests>().0.clone();
+        let catalog = panes::catalog(&self.world);
         self.sources
             .resume(&self.identity.socket, &catalog, self.store.as_ref());
     }
@@ -265,7 +265,7 @@ impl Engine {
                 encode(Ok(Ack {}))
             }
             R::SourceAttach(a) => {
-                let catalog = self.world.resource::<Manifests>().0.clone();
+                let catalog = panes::catalog(&self.world);
                 encode(Ok(self.sources.attach(
                     a.tmux,
                     a.set_options,
@@ -295,7 +295,7 @@ impl Engine {
 
     fn snapshot(&self) -> Snapshot {
         // The last event anyone may have seen: numbers held back unstored are not yet given out.
-        let seq = self.world.resource::<EventCounter>().0.0 - self.unstored.len() as u64;
+        let seq = panes::last_seq(&self.world).0 - self.unstored.len() as u64;
         let storage = Storage {
             ok: self.storage_error.is_none(),
             error: self.storage_error.clone(),
@@ -312,7 +312,7 @@ impl Engine {
         let uptime = self.identity.started.elapsed().as_millis();
         ServerInfo {
             uptime_ms: u64::try_from(uptime).unwrap_or(u64::MAX),
-            panes: self.world.resource::<PaneIndex>().0.len(),
+            panes: panes::count(&self.world),
             listeners: self.notifier.as_ref().map_or(0, |n| n.listeners()),
             fleet: self.fleet.as_ref().map(|f| f.info()),
             ..self.identity.info.clone()
@@ -320,7 +320,7 @@ impl Engine {
     }
 
     fn open(&mut self, open: params::PaneOpen) -> Result<Opened, WireError> {
-        if self.world.resource::<PaneIndex>().get(&open.pane).is_some() {
+        if panes::exists(&self.world, &open.pane) {
             return Err(WireError::new(
                 "pane_exists",
                 format!(
@@ -397,12 +397,10 @@ impl Engine {
         }
         // Everything queued so far, mirrored reports included, is decided by this tick.
         self.report_due = None;
-        *self.world.resource_mut::<Clock>() = Clock::at(Instant::now(), SystemTime::now());
-        self.world.run_schedule(crate::Tick);
+        let outbox = panes::tick(&mut self.world, Instant::now(), SystemTime::now());
         for (pane, event) in self.versions.scan(&mut self.world) {
             let _ = panes::process(&mut self.world, &pane, event);
         }
-        let outbox = self.world.resource::<EventOutbox>().clone();
         self.unstored.extend(outbox.events().try_iter());
         let stored = self.persist();
         for (ticket, answer) in outbox.answers().try_iter() {
@@ -488,8 +486,8 @@ impl Engine {
         let started = SystemTime::now()
             .checked_sub(self.identity.started.elapsed())
             .unwrap_or(SystemTime::UNIX_EPOCH);
-        let index = self.world.resource::<PaneIndex>();
-        let files = mirror::ingest(&dir, started, |pane| index.get(pane).is_some());
+        let world = &self.world;
+        let files = mirror::ingest(&dir, started, |pane| panes::exists(world, pane));
         for file in files {
             match file {
                 Ingested::Bad {

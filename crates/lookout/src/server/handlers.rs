@@ -4,7 +4,7 @@
 //! world thread between ticks (`engine` routes to them); no I/O.
 
 use crate::panes::{self, PaneState};
-use crate::resources::{PaneIndex, ProcessEvent};
+use crate::resources::ProcessEvent;
 use crate::server::protocol::params::{self, ProcessKind};
 use crate::server::protocol::results::{Ack, Explanation, Generation, Hello};
 use crate::server::protocol::{FEATURES, PROTOCOL_VERSION, WireError};
@@ -72,9 +72,7 @@ pub fn get(world: &World, pane: &str) -> Result<PaneState, WireError> {
 /// A `report.*` whose params did not parse: §4 order, an unknown pane outranks bad params.
 pub fn bad_report(world: &World, pane: Option<String>, message: String) -> Result<Ack, WireError> {
     match pane {
-        Some(p) if world.resource::<PaneIndex>().get(&p).is_none() => {
-            Err(WireError::unknown_pane(&p))
-        }
+        Some(p) if !crate::panes::exists(world, &p) => Err(WireError::unknown_pane(&p)),
         _ => Err(WireError::new("bad_params", message)),
     }
 }

@@ -145,7 +145,7 @@ impl Config {
         Config {
             socket: default_socket_path(),
             db: Some(default_db_path()),
-            tick: Duration::from_millis(500),
+            tick: crate::schedule::TICK_INTERVAL,
             manifests: Vec::new(),
             mirror_dir: Some(default_mirror_dir()),
             log: None,

@@ -4,7 +4,7 @@
 //! The core compares it with the releases its rules were recorded on (`Drift`); nothing here
 //! decides a state. Touches `/proc` and child processes.
 
-use crate::components::{AgentKind, Generation, HookedProcess, Presence};
+use crate::components::{Generation, HookedProcess};
 use crate::resources::ProcessEvent;
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::HashMap;
@@ -47,13 +47,8 @@ impl Versions {
     /// asked about gets its version from the cache or a new probe. Returns what to queue now.
     pub fn scan(&mut self, world: &mut bevy_ecs::world::World) -> Vec<(String, ProcessEvent)> {
         let mut ready = Vec::new();
-        let mut query = world.query::<(&crate::components::PaneId, &AgentKind, &HookedProcess)>();
-        for (pane, kind, process) in query.iter(world) {
-            if kind.id.is_none() || process.presence != Presence::Alive || process.version.is_some()
-            {
-                continue;
-            }
-            let pane = pane.as_str().to_owned();
+        for (pane, process) in crate::panes::unversioned_agents(world) {
+            let process = &process;
             if self.asked.get(&pane) == Some(&process.generation) {
                 continue;
             }

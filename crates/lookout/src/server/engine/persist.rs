@@ -3,8 +3,6 @@
 //! issue 13), and event-log retention in small steps after a committed tick.
 
 use super::Engine;
-use crate::components::{AgentKind, Attention, Labels, Lifecycle, PaneId};
-use crate::resources::PaneIndex;
 use crate::server::store::PaneRow;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant, SystemTime};
@@ -48,30 +46,19 @@ impl Engine {
         };
         let events = &self.unstored;
         let touched: BTreeSet<&str> = events.iter().map(|e| &*e.pane).collect();
-        let index = self.world.resource::<PaneIndex>();
-        let mut rows = Vec::new();
-        for pane in touched {
-            let Some(entity) = index.get(pane) else {
-                continue;
-            };
-            let e = self.world.entity(entity);
-            if let (Some(id), Some(lc), Some(att), Some(labels), Some(kind)) = (
-                e.get::<PaneId>(),
-                e.get::<Lifecycle>(),
-                e.get::<Attention>(),
-                e.get::<Labels>(),
-                e.get::<AgentKind>(),
-            ) {
-                let _ = id;
-                rows.push(PaneRow {
+        let rows: Vec<PaneRow> = touched
+            .into_iter()
+            .filter_map(|pane| {
+                let kept = crate::panes::kept(&self.world, pane)?;
+                Some(PaneRow {
                     pane,
-                    kind: kind.name.as_deref(),
-                    lifecycle: lc,
-                    attention: att,
-                    labels,
-                });
-            }
-        }
+                    kind: kept.kind,
+                    lifecycle: kept.lifecycle,
+                    attention: kept.attention,
+                    labels: kept.labels,
+                })
+            })
+            .collect();
         // One bad write never stops the tick: the state stays in memory, its events are held, and
         // the next tick writes them again.
         match store.write_tick(events, &rows) {
