@@ -11,6 +11,7 @@ pub use lookout_core::{
 pub mod cli;
 pub mod fleet;
 pub mod fuzzing;
+pub mod learn;
 pub mod notify;
 pub mod pty;
 pub mod server;

@@ -11,6 +11,7 @@ mod events;
 mod explain;
 mod fleet;
 mod hooks;
+mod learn;
 mod next;
 mod printable;
 mod pty_command;
@@ -45,6 +46,8 @@ enum Command {
     Record(record::Args),
     /// Play a recording through the detection schedule and print the state timeline.
     Replay(replay::Args),
+    /// Propose a manifest for a new agent from recordings with markers, and score it.
+    Learn(learn::Args),
     /// Run a command in a PTY, transparently, and report its pane to the server.
     Run(run::Args),
     /// Run the server: the world, its tick, the socket and the database (clients start it).
@@ -93,6 +96,7 @@ pub fn main() -> ExitCode {
         Command::Explain(args) => explain::run(args),
         Command::Record(args) => record::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Learn(args) => learn::run(args),
         Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
         Command::Stop(args) => serve::stop(

@@ -141,3 +141,59 @@ fn unverified_kinds_are_flagged_by_check_and_in_pane_state() {
             .is_none()
     );
 }
+
+/// `lookout learn` proposes a manifest from four Claude Code sessions that compiles, that
+/// `lookout check` accepts, and that reads sessions it never learned from mostly right.
+#[test]
+fn learn_proposes_a_manifest_that_reads_unseen_sessions() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("mine.toml");
+    let fixtures = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/claude/2.1.332/"
+    );
+    let cast = |name: &str| format!("{fixtures}{name}.cast");
+    let (approve, ask, slow, deny) = (cast("approve"), cast("ask"), cast("slow"), cast("deny"));
+    let (second, interrupt, quote) = (cast("second"), cast("interrupt"), cast("quote"));
+    let (code, _, err) = lookout(&[
+        "learn",
+        "mine",
+        &approve,
+        &ask,
+        &slow,
+        &deny,
+        "--score",
+        &second,
+        "--score",
+        &interrupt,
+        "--score",
+        &quote,
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&out).expect("the proposal");
+    for state in ["blocked", "working", "idle"] {
+        assert!(
+            text.contains(&format!("state = \"{state}\"")),
+            "no {state} rule:\n{text}"
+        );
+    }
+    let (code, check, cerr) = lookout(&["check", out.to_str().expect("utf-8 path")]);
+    assert_eq!(code, 0, "{check}{cerr}\n{text}");
+    let score = |prefix: &str| -> (u32, u32) {
+        let line = err
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .expect("a score line");
+        let words: Vec<&str> = line[prefix.len()..].split_whitespace().collect();
+        (
+            words[0].parse().expect("right"),
+            words[2].parse().expect("all"),
+        )
+    };
+    let (right, all) = score("learned from: ");
+    assert!(all >= 16 && right * 10 >= all * 9, "{err}");
+    let (right, all) = score("not learned from: ");
+    assert!(all >= 8 && right * 4 >= all * 3, "{err}\n{text}");
+}
