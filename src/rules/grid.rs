@@ -1,6 +1,6 @@
 //! The screen as the matcher reads it: the [`Grid`] trait (rows as text, cursor, alternate flag,
 //! cell attributes) with its vt100 implementation, and [`RowBuf`], the rows of one screen
-//! rendered into one reusable buffer with a hash each (issue 12). The embedder's rows implement
+//! rendered into one reusable buffer with a hash each. The embedder's rows implement
 //! `Grid` in `components::RowGrid`.
 
 /// What a reader of the input box (composer detection) needs of one cell besides its text.
