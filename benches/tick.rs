@@ -1,4 +1,5 @@
-//! One detection tick over many panes, by changed fraction (see docs/performance.md). Each changed pane receives a
+//! One detection tick over many panes, by changed fraction (see docs/performance.md). Each changed
+//! pane receives a
 //! spinner redraw (parsed by lookout's terminal, then its rules evaluated); unchanged panes cost
 //! nothing. The same fleet is measured again fed as embedder rows (the changed status
 //! row handed over as text, no parsing), at 10k panes and 100k.

@@ -148,7 +148,8 @@ pub struct Timing {
     /// or settle for a tick when it comes due (`panes::next_due`).
     pub on_output: bool,
     /// Whether output is stamped with when it arrived, so it is read burst by burst (see
-    /// docs/behaviour.md, Short turns). `false`: the screen is seen only as each tick finds it, as a source that polls
+    /// docs/behaviour.md, Short turns). `false`: the screen is seen only as each tick finds it, as
+    /// a source that polls
     /// the pane does (the tmux source captures each pane once a tick).
     pub stamped: bool,
 }

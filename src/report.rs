@@ -1,4 +1,5 @@
-//! Hook reports (see docs/behaviour.md, Hook reports) as values: what a source says, and the answer it gets. The wire
+//! Hook reports (see docs/behaviour.md, Hook reports) as values: what a source says, and the
+//! answer it gets. The wire
 //! (`server/protocol.rs`) and the mirror files parse into these; `ingest_hooks` judges them.
 
 use std::sync::Arc;

@@ -1,6 +1,7 @@
 //! `Lifecycle`: idle / working / blocked / done, since when, and why. Written by
 //! `apply_transitions` only, and only when the state really changes, so `Changed<Lifecycle>` means
-//! "emit an event". `Settling` (same writer) holds an idle verdict waiting out the idle settle (see docs/behaviour.md, Settling).
+//! "emit an event". `Settling` (same writer) holds an idle verdict waiting out the idle settle
+//! (see docs/behaviour.md, Settling).
 
 use super::cause::Cause;
 use bevy_ecs::component::Component;

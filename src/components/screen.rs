@@ -2,7 +2,8 @@
 //! `ingest_output` only; when its rows last changed is `RowsSeen`'s fact. The terminal collects the title and OSC 9;4 progress it
 //! sees so that ingest can move them into `Title`/`Progress`.
 //!
-//! The size bounds live here too (see docs/behaviour.md, Bad input): the terminal allocates every cell up front (10
+//! The size bounds live here too (see docs/behaviour.md, Bad input): the terminal allocates every
+//! cell up front (10
 //! bytes each, twice once the alternate screen is used), so a hostile `rows × cols` would abort
 //! the process. [`check_size`] is the one check the wire, the recordings and the embedder API share.
 

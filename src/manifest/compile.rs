@@ -1,4 +1,5 @@
-//! Validation and compilation of one manifest file (see manifests/README.md, Validation): raw serde structs → a [`CompiledFile`]
+//! Validation and compilation of one manifest file (see manifests/README.md, Validation): raw
+//! serde structs → a [`CompiledFile`]
 //! whose regexes are built and whose bounds are checked. Nothing here runs during a tick.
 //!
 //! A file with any error is rejected whole; every error found is reported, each on one line.

@@ -1,8 +1,10 @@
-//! Manifests: the declarative per-agent rules (see manifests/README.md). Files are parsed ([`raw`]), validated and
+//! Manifests: the declarative per-agent rules (see manifests/README.md). Files are parsed
+//! ([`raw`]), validated and
 //! compiled ([`compile`]) once, then merged into an immutable [`Catalog`] that the tick reads.
 //!
 //! Load order — bundled, then user directories, files in byte order of their names — is the file
-//! order used for priority ties (see docs/behaviour.md, Rules). This module reads manifest files; the core never does.
+//! order used for priority ties (see docs/behaviour.md, Rules). This module reads manifest files;
+//! the core never does.
 
 pub mod bundled;
 pub mod compile;

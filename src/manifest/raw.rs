@@ -1,6 +1,7 @@
 //! The manifest file as written: plain serde structs, no validation beyond types and known keys.
 //!
-//! `deny_unknown_fields` everywhere so a typo is an error, never a silently ignored rule (see manifests/README.md, Validation).
+//! `deny_unknown_fields` everywhere so a typo is an error, never a silently ignored rule (see
+//! manifests/README.md, Validation).
 //! Compilation into matchers happens in [`super::compile`]; nothing here touches regexes.
 
 use serde::Deserialize;

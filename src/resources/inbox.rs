@@ -1,6 +1,7 @@
 //! The inboxes the embedder fills between ticks and the Ingest stage drains: PTY output and
 //! resizes, process starts and exits, hook reports (with tickets for their answers), and
-//! `pane.seen`. Plus `HeldReports`, early reports waiting for their agent (see docs/behaviour.md, Hook reports).
+//! `pane.seen`. Plus `HeldReports`, early reports waiting for their agent (see docs/behaviour.md,
+//! Hook reports).
 
 use crate::components::RowsUpdate;
 use crate::report::Report;

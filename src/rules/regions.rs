@@ -1,4 +1,5 @@
-//! The nine regions a rule can read (see manifests/README.md, Regions): slices of the live visible screen (never scrollback) as plain text.
+//! The nine regions a rule can read (see manifests/README.md, Regions): slices of the live visible
+//! screen (never scrollback) as plain text.
 //!
 //! A screen is anything that is a [`Grid`]: the vt100 screen lookout parses itself, or the rows an
 //! embedder hands over (`components::RowGrid`). Rows are rendered lazily, at most once per

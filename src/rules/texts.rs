@@ -1,4 +1,5 @@
-//! The region texts of one evaluation (see manifests/README.md, Regions): each region's text is built at most once, into one
+//! The region texts of one evaluation (see manifests/README.md, Regions): each region's text is
+//! built at most once, into one
 //! reusable buffer ([`Scratch`]), on demand — a rule that is out on its cheap conditions never
 //! builds its region. Bottom regions nest: a smaller one is the suffix of a larger one built
 //! already, a larger one extends a smaller one upwards. Also the set matches of

@@ -1,4 +1,5 @@
-//! Ingest, step 4: hook reports (see docs/behaviour.md, Hook reports) → `HookedProcess` bookkeeping and `HookEvidence`.
+//! Ingest, step 4: hook reports (see docs/behaviour.md, Hook reports) → `HookedProcess`
+//! bookkeeping and `HookEvidence`.
 //!
 //! Every report is judged in a fixed order — unknown pane, bad params, authority, announcement,
 //! sequence — and answered: refusals at once through the outbox, acceptances by `emit_events`

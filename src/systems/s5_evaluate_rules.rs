@@ -1,4 +1,5 @@
-//! Evaluate: the screen rules of the pane's kind (see docs/behaviour.md, When a pane is looked at) → `ScreenVerdict` and `Wake`, and
+//! Evaluate: the screen rules of the pane's kind (see docs/behaviour.md, When a pane is looked at)
+//! → `ScreenVerdict` and `Wake`, and
 //! `Drift` (rules that no longer fire while the screen keeps changing, or a CLI newer than every
 //! recording: shown, never turned into a state).
 //!

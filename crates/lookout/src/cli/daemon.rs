@@ -1,4 +1,5 @@
-//! The per-user server, tmux-style (see docs/behaviour.md, The server and its sources): a client that needs a server and finds none starts a
+//! The per-user server, tmux-style (see docs/behaviour.md, The server and its sources): a client
+//! that needs a server and finds none starts a
 //! detached `lookout serve --detached` (its own session, output to `<state dir>/server.log`), waits
 //! until it answers, and leaves it running when the client exits.
 //!

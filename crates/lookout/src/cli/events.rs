@@ -1,4 +1,5 @@
-//! `lookout events`: subscribe (see docs/protocol.md, `subscribe`) and print JSON lines — first the snapshot
+//! `lookout events`: subscribe (see docs/protocol.md, `subscribe`) and print JSON lines — first
+//! the snapshot
 //! (`{"seq","panes"}`), then one `{"event":…}` per event, until the server goes away.
 //! A thin client of the socket.
 

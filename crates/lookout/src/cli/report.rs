@@ -1,10 +1,12 @@
-//! `lookout report state|turn-end|session …`: the hook side (see docs/behaviour.md, Hook reports). Run from an agent's
+//! `lookout report state|turn-end|session …`: the hook side (see docs/behaviour.md, Hook reports).
+//! Run from an agent's
 //! hooks; reports for `$LOOKOUT_PANE_ID` over `$LOOKOUT_SOCKET` (flags override).
 //!
 //! Each call announces the source's session first (a source's reports count only after it has
 //! announced) and numbers its report from a per-pane/source counter file, so a hook need not
 //! pass `--seq`. When the socket is unreachable the requests go to the JSON mirror file instead.
-//! Prints the server's answer. Never exits 2 and never waits long (see docs/hooks.md): whatever goes wrong is
+//! Prints the server's answer. Never exits 2 and never waits long (see docs/hooks.md): whatever
+//! goes wrong is
 //! logged and the exit is 0 (1 with `--strict`). Touches the socket, the counter file, the mirror
 //! directory and the report log.
 

@@ -1,7 +1,9 @@
 //! `lookout run [--kind K] [--pane ID] [--socket PATH] -- CMD…`: run CMD in a PTY, passing the terminal
-//! through untouched (keys, resize, exit status), as a pane lookout can watch (see ARCHITECTURE.md, Pane sources).
+//! through untouched (keys, resize, exit status), as a pane lookout can watch (see
+//! ARCHITECTURE.md, Pane sources).
 //!
-//! CMD gets `LOOKOUT_PANE_ID` and `LOOKOUT_SOCKET` so its hooks can report (see docs/protocol.md, The JSON mirror). The pane is registered
+//! CMD gets `LOOKOUT_PANE_ID` and `LOOKOUT_SOCKET` so its hooks can report (see docs/protocol.md,
+//! The JSON mirror). The pane is registered
 //! with the per-user server (started detached when none answers), and its output, resizes, the
 //! program in charge of its terminal (a shell's child is identified too) and exit are streamed there
 //! by a [`Link`] on a background thread, which re-registers the pane after a server restart; a slow

@@ -1,5 +1,6 @@
 //! `lookout serve [--socket PATH] [--db PATH] [--tick-ms 500] [--manifests DIR]…`: run the server
-//! (see docs/protocol.md) until SIGINT/SIGTERM or `lookout serve --stop`, then flush a final tick and exit 0.
+//! (see docs/protocol.md) until SIGINT/SIGTERM or `lookout serve --stop`, then flush a final tick
+//! and exit 0.
 //! Clients start it themselves, detached (`--detached`: a session of its own, so closing the
 //! terminal or pane that started it does not end it). Glue only: the server is `crate::server`.
 

@@ -1,4 +1,5 @@
-//! The settings file (see docs/notify.md): `$XDG_CONFIG_HOME/lookout/config.toml`, parsed to plain serde
+//! The settings file (see docs/notify.md): `$XDG_CONFIG_HOME/lookout/config.toml`, parsed to plain
+//! serde
 //! structs (unknown keys rejected) and validated once into [`Settings`], or refused with the file,
 //! line and key. The caller keeps its last good settings when a new file is refused.
 //!

@@ -2,7 +2,8 @@
 //! it, and fans its events out to subscribers and waiters.
 //!
 //! Everything that touches the world happens here, on one thread, so a subscriber registered
-//! before its snapshot sees exactly the events after it (see docs/protocol.md, `subscribe`). Requests come from `conn`; the
+//! before its snapshot sees exactly the events after it (see docs/protocol.md, `subscribe`).
+//! Requests come from `conn`; the
 //! tick's I/O is the mirror directory (`mirror`) and the database (`store`, written by
 //! `persist`). Request handlers that only read or queue live in `handlers`.
 

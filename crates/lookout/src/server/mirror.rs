@@ -1,4 +1,5 @@
-//! The JSON mirror fallback (see docs/protocol.md, The JSON mirror): when `lookout report` cannot reach the socket it leaves its
+//! The JSON mirror fallback (see docs/protocol.md, The JSON mirror): when `lookout report` cannot
+//! reach the socket it leaves its
 //! requests in `<mirror dir>/<pane>.json`, written atomically (temp file + rename); the server
 //! ingests and removes such files on its tick. A file whose pane is not open is kept for it up to
 //! [`UNCLAIMED_KEEP`] past the later of its writing and the server's start (a restarted server's

@@ -1,11 +1,13 @@
-//! The server (see docs/protocol.md): owns the world on one thread, ticks it, and serves the Unix socket.
+//! The server (see docs/protocol.md): owns the world on one thread, ticks it, and serves the Unix
+//! socket.
 //!
 //! - `protocol`: the wire types, version and features (pure).
 //! - `client`: the blocking client every CLI and pane source uses.
 //! - `conn`: the listener and the per-connection reader/writer threads.
 //! - `engine`: the world thread — requests between ticks, the tick, persistence, fan-out;
 //!   `handlers` and `subscribe` hold its simpler parts.
-//! - `store`: SQLite (see docs/behaviour.md, Persistence); `mirror`: the JSON mirror fallback (see docs/protocol.md, The JSON mirror).
+//! - `store`: SQLite (see docs/behaviour.md, Persistence); `mirror`: the JSON mirror fallback
+//!   (see docs/protocol.md, The JSON mirror).
 //! - `versions`: the `--version` probe of identified agents, for drift (`rules_stale`).
 //!
 //! Everything here is edge: sockets, threads, SQLite and files live in this module and in `cli/`,

@@ -1,4 +1,5 @@
-//! The wire (see docs/protocol.md, Framing): framing, errors, responses and event lines. What each method
+//! The wire (see docs/protocol.md, Framing): framing, errors, responses and event lines. What each
+//! method
 //! takes and answers is the method table (`methods`, with `params` and `results`), shared by the
 //! server and `server/client.rs`.
 //!

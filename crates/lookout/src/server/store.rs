@@ -1,4 +1,5 @@
-//! Persistence (see docs/behaviour.md, Persistence): the SQLite database holding every pane's current state and the event log.
+//! Persistence (see docs/behaviour.md, Persistence): the SQLite database holding every pane's
+//! current state and the event log.
 //!
 //! WAL mode; a `schema_version` table and ordered migrations; one transaction per tick carrying that
 //! tick's events and the new state of every pane they touched. Reads happen when a pane is opened

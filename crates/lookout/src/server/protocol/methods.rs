@@ -28,7 +28,8 @@ macro_rules! methods {
         pub enum Request {
             $( $(#[$doc])* $variant($params), )*
             /// A `report.*` whose params did not parse: a report refusal (`bad_params`), unless
-            /// its pane is unknown (that refusal comes first), so the pane id is kept when it could be read.
+            /// its pane is unknown (that refusal comes first), so the pane id is kept when it
+            /// could be read.
             BadReport {
                 /// The pane the report named, when readable.
                 pane: Option<String>,

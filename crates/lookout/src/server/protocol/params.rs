@@ -1,4 +1,5 @@
-//! Every method's params, as the client sends them and the server reads them (see docs/protocol.md, Methods). Each
+//! Every method's params, as the client sends them and the server reads them (see
+//! docs/protocol.md, Methods). Each
 //! struct is named after its method and is both written by `server/client.rs` and read by the
 //! server, so the two cannot disagree. Checks that types cannot express live in `check`.
 //! Pure data: no I/O, no world.

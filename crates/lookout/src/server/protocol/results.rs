@@ -1,4 +1,5 @@
-//! Every method's result, as the server writes it and `server/client.rs` reads it (see docs/protocol.md, Methods).
+//! Every method's result, as the server writes it and `server/client.rs` reads it (see
+//! docs/protocol.md, Methods).
 //! Pure data: no I/O, no world.
 
 use crate::panes::PaneState;
