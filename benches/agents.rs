@@ -1,4 +1,4 @@
-//! Evaluation per agent over the recorded fixtures' marker screens (issue 12): every
+//! Evaluation per agent over the recorded fixtures' marker screens: every
 //! `tests/fixtures/<kind>/<version>/<case>.cast` is played into lookout's terminal, and the
 //! screen (with its title and progress) at each marker is kept. For each agent the bench prints the mean
 //! evaluation time over its marker screens and the ratio to an in-bench limit baseline: only the
@@ -6,7 +6,7 @@
 //! the least any evaluation that reaches the same answer must do. Screens where no rule fires
 //! have no deciding region and are left out of the ratio (counted in the line).
 //!
-//! The same screens are measured again as an embedder hands them over (rows, issue 12): there
+//! The same screens are measured again as an embedder hands them over (rows): there
 //! the evaluation reuses one scratch, as the evaluate system does, and the baseline copies the
 //! deciding region's rows once.
 //!
@@ -25,7 +25,7 @@ use std::time::{Duration, Instant};
 /// One marker screen of one fixture.
 struct Shot {
     screen: Terminal,
-    /// The same screen as an embedder hands it over (issue 12's rows path).
+    /// The same screen as an embedder hands it over (the rows path).
     rows: RowGrid,
     title: String,
     progress: String,

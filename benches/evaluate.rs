@@ -1,4 +1,5 @@
-//! Rule evaluation of one changed pane (§10): the combined automaton (one RegexSet pass per
+//! Rule evaluation of one changed pane (see docs/performance.md): the combined automaton (one
+//! RegexSet pass per
 //! region, then rules in priority order) against the naive per-rule scan of the same screens,
 //! in the same group — and the bare cost of one RegexSet pass over the pane's regions, which
 //! the core issue's target is stated against (a changed Claude-class pane ≤ 2× that pass).

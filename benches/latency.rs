@@ -1,4 +1,4 @@
-//! Change → state latency (issue 12): every fixture replayed through the server's world at its
+//! Change → state latency: every fixture replayed through the server's world at its
 //! default settings (500 ms tick, plus a tick `OUTPUT_BATCH` after output), against a reference
 //! detector that looks every 5 ms of recording time. For each lifecycle change the reference
 //! sees, the latency is how much later the server's timing reaches the same state (the

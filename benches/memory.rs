@@ -1,4 +1,4 @@
-//! Memory per pane on both input paths (issue 12), counted by an instrumented global allocator:
+//! Memory per pane on both input paths, counted by an instrumented global allocator:
 //! the bytes a world holds per open pane once its screen is drawn and evaluated, and how much of
 //! that is the terminal's grid (a bare `terminal::Terminal` of the same size with the same screen;
 //! a bare vt100 grid, the terminal lookout used before, is printed next to it). Printed, never

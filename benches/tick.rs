@@ -1,11 +1,12 @@
-//! One detection tick over many panes, by changed fraction (§10). Each changed pane receives a
+//! One detection tick over many panes, by changed fraction (see docs/performance.md). Each changed
+//! pane receives a
 //! spinner redraw (parsed by lookout's terminal, then its rules evaluated); unchanged panes cost
-//! nothing. The same fleet is measured again fed as embedder rows (issue 12: the changed status
+//! nothing. The same fleet is measured again fed as embedder rows (the changed status
 //! row handed over as text, no parsing), at 10k panes and 100k.
 //!
 //! 50×200 screens at 1k and 10k panes; the terminal keeps ~105 KB per 50×200 grid, so 100k
 //! parsed panes of that size (~10 GB) would crowd this shared 24 GiB machine: the parsed 100k
-//! point uses 24×80 screens (the size issue 12's 100k target is stated at), the rows path is
+//! point uses 24×80 screens (the size the 100k target is stated at), the rows path is
 //! measured at both 24×80 and 50×200.
 
 #[path = "support/screens.rs"]

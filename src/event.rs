@@ -1,4 +1,5 @@
-//! Outgoing events (§6): numbered, timed, caused facts about a pane. Only `emit_events` makes them.
+//! Outgoing events (see docs/behaviour.md, Events): numbered, timed, caused facts about a pane.
+//! Only `emit_events` makes them.
 
 use crate::components::{Cause, Flag, LifecycleState};
 use std::sync::Arc;

@@ -147,7 +147,7 @@ pub fn is_plain(pane: &PaneState) -> bool {
     pane.kind.is_none() && Badge::of(pane) == Badge::Idle
 }
 
-/// A pane's state as the wire and the store show it (§8.2).
+/// A pane's state as the wire and the store show it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct PaneState {
     /// The pane id.
@@ -183,11 +183,11 @@ pub struct PaneState {
     /// The CLI's release as its `--version` said (probed at the edge), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
-    /// Whether the agent process is there (SPEC §15): only `dead` (and a pane that is gone:
+    /// Whether the agent process is there: only `dead` (and a pane that is gone:
     /// `unknown_pane`, "missing") may ever authorise recovery.
     #[serde(default)]
     pub liveness: Liveness,
-    /// What the agent's input box holds (SPEC §15): only proven emptiness is `empty`; a pane
+    /// What the agent's input box holds: only proven emptiness is `empty`; a pane
     /// stored or sent before the field existed reads `unknown`.
     #[serde(default)]
     pub composer: ComposerView,
@@ -247,7 +247,7 @@ pub fn liveness(kind: &AgentKind, process: &HookedProcess) -> Liveness {
     }
 }
 
-/// What to restore when a pane comes back under the same id (§7).
+/// What to restore when a pane comes back under the same id.
 #[derive(Debug, Clone, Default)]
 pub struct Restore {
     /// Lifecycle.
@@ -328,7 +328,7 @@ pub fn open_pane(
 }
 
 /// Opens a pane whose screen the embedder keeps itself and hands over as rows
-/// ([`feed_rows`]) instead of bytes: no second terminal, no vt100 grid (issue 12). Otherwise as
+/// ([`feed_rows`]) instead of bytes: no second terminal, no vt100 grid. Otherwise as
 /// [`open_pane`].
 pub fn open_rows_pane(
     world: &mut World,
@@ -446,7 +446,7 @@ pub fn feed(world: &mut World, id: &str, bytes: &[u8]) -> Result<(), UnknownPane
 
 /// Queues output bytes that arrived at `at` (the embedder's clock, the same one it sets as
 /// `Clock`): output in bursts apart by more than [`BURST_GAP`] is read burst by burst, so a
-/// working screen shown between two ticks still counts (§3.3 addendum).
+/// working screen shown between two ticks still counts.
 pub fn feed_at(
     world: &mut World,
     id: &str,
@@ -478,7 +478,7 @@ pub fn feed_rows(
 
 /// When the embedder should run the next tick for the output queued so far ([`OUTPUT_BATCH`]
 /// after the first chunk queued with [`feed_at`] since the last tick; `None`: no such output).
-/// Ticking then, besides the periodic tick, is what makes detection follow the screen (issue 12).
+/// Ticking then, besides the periodic tick, is what makes detection follow the screen.
 pub fn output_due(world: &World) -> Option<std::time::Instant> {
     world.resource::<OutputInbox>().due()
 }

@@ -145,8 +145,9 @@ pub struct Timing {
     /// Whether output also asks for a tick `OUTPUT_BATCH` after it arrives, and a time condition
     /// or settle for a tick when it comes due (`panes::next_due`).
     pub on_output: bool,
-    /// Whether output is stamped with when it arrived, so it is read burst by burst (§3.3
-    /// addendum). `false`: the screen is seen only as each tick finds it, as a source that polls
+    /// Whether output is stamped with when it arrived, so it is read burst by burst (see
+    /// docs/behaviour.md, Short turns). `false`: the screen is seen only as each tick finds it, as
+    /// a source that polls
     /// the pane does (the tmux source captures each pane once a tick).
     pub stamped: bool,
 }
@@ -207,7 +208,7 @@ pub fn replay_with(cast: &Cast, catalog: Arc<Catalog>, kind: &str, timing: Timin
         }
     };
     // The next tick as the server runs it: the periodic one, or the one output asked for
-    // `OUTPUT_BATCH` after it arrived (issue 12), whichever comes first.
+    // `OUTPUT_BATCH` after it arrived, whichever comes first.
     let next = |world: &bevy_ecs::world::World, periodic: Duration| {
         // Never before the clock's time: a due instant already past means "now".
         let now = world
@@ -232,7 +233,7 @@ pub fn replay_with(cast: &Cast, catalog: Arc<Catalog>, kind: &str, timing: Timin
         }
         match &event.kind {
             EventKind::Output(data) => {
-                // stamped with recording time: bursts are read as they came (§3.3 addendum)
+                // stamped with recording time: bursts are read as they came
                 let _ = match timing.stamped {
                     true => {
                         crate::panes::feed_at(&mut world, PANE, data.as_bytes(), start + event.time)

@@ -1,9 +1,10 @@
-//! Hook reports (§4) as values: what a source says, and the answer it gets. The wire
+//! Hook reports (see docs/behaviour.md, Hook reports) as values: what a source says, and the
+//! answer it gets. The wire
 //! (`server/protocol.rs`) and the mirror files parse into these; `ingest_hooks` judges them.
 
 use std::sync::Arc;
 
-/// A state a hook can report. There is deliberately no `idle` (§4.1).
+/// A state a hook can report. There is deliberately no `idle`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ReportedState {
@@ -15,7 +16,7 @@ pub enum ReportedState {
     Done,
 }
 
-/// The agent-agnostic turn-end status (§4.2).
+/// The agent-agnostic turn-end status.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct TurnEndStatus {
     /// Contract version; must be 1.
@@ -74,7 +75,7 @@ pub struct Report {
 }
 
 impl Report {
-    /// The kind the source speaks for, by shape (§4): the part after the last `:`, without a
+    /// The kind the source speaks for, by shape: the part after the last `:`, without a
     /// `-closing-block` suffix; a source without `:` speaks for the kind it names.
     pub fn source_kind(&self) -> &str {
         let tail = self.source.rsplit(':').next().unwrap_or(&self.source);
@@ -82,7 +83,7 @@ impl Report {
     }
 }
 
-/// Why a report was refused (§8.2 codes).
+/// Why a report was refused (the wire's error codes, see docs/protocol.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalCode {
@@ -120,7 +121,7 @@ pub struct Refusal {
     pub message: String,
 }
 
-/// The answer every report gets (§4 "never silent").
+/// The answer every report gets (a report is never left unanswered).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
     /// Accepted; `changed` says whether the pane's state moved.

@@ -1,4 +1,4 @@
-//! The `Tick` schedule: the only place the pipeline's order is declared (DESIGN rule 1).
+//! The `Tick` schedule: the only place the pipeline's order is declared.
 //!
 //! Ingest → Evaluate → Resolve → Transition (then the composer) → Emit, single-threaded (an idle tick costs a few
 //! nanoseconds per pane; threads would cost more than they save), and built with ambiguity
@@ -25,7 +25,7 @@ pub enum DetectionSystems {
     Evaluate,
     /// Departure vs hook vs screen → one verdict.
     Resolve,
-    /// The §3.3 table, settling, seen; then the composer (it needs this tick's lifecycle).
+    /// The transition table, settling, seen; then the composer (it needs this tick's lifecycle).
     Transition,
     /// Numbered events and report answers.
     Emit,

@@ -1,4 +1,4 @@
-//! No allocation on the evaluation hot path (issue 12), counted by an instrumented global
+//! No allocation on the evaluation hot path, counted by an instrumented global
 //! allocator: once the evaluate system's scratch has grown to the screen, evaluating a changed
 //! screen allocates nothing, whether it was fed as rows or parsed from bytes by lookout's terminal
 //! (whose rows are kept rendered).

@@ -1131,7 +1131,7 @@ AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aide
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24), "narrow": (60, 20)}
-# extra cases any kind can be asked for by name (settings and scenario classes, issue 14):
+# extra cases any kind can be asked for by name (settings and scenario classes):
 #   narrow    the permission flow at 60x20                        i, b, b, i
 #   resize    a slow answer, the pane resized twice mid-turn      i, w, w, w, i
 #   menu      a menu/help/picker the user opens at idle           i, i, i (open), i (closed)
@@ -1402,7 +1402,7 @@ COMPOSER_LATER = "a second draft typed while it works"
 
 
 def sc_composer(a, p):
-    """The input box (SPEC §15): empty (with its placeholder where the CLI shows one), a long draft
+    """The input box: empty (with its placeholder where the CLI shows one), a long draft
     wrapping onto continuation rows, the same sent (working, empty box), a draft typed while it
     works (pending while working), still pending once the turn is over; a multi-line draft where
     the CLI has a newline key."""
@@ -1440,7 +1440,7 @@ def sc_composer(a, p):
 
 
 def sc_ghost(a, p):
-    """Ghost text is not input (SPEC §15): after a short turn the box may show a suggestion (a
+    """Ghost text is not input: after a short turn the box may show a suggestion (a
     follow-up, the last prompt) — still empty; typing the start of the last prompt may show the
     rest as an autosuggestion — only the typed letters are pending."""
     p.type("please answer briefly", enter=False)

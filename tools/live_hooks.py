@@ -30,7 +30,7 @@ debug log. Exit 0 only if
     report. Claude draws its spinner before it runs that hook, so the screen usually says `working`
     first and the report, accepted, changes nothing (no event carries its cause);
   * the turn's events went working -> blocked -> working -> done, at least one of them caused by
-    `hook:cli:claude` (the claude manifest's policy is `evidence`, SPEC §5.2: a report publishes at
+    `hook:cli:claude` (the claude manifest's policy is `evidence`, see docs/behaviour.md: a report publishes at
     once, and the screen, often first, may decide a change too);
   * `blocked` (while hooked) came at most --max-blocked-delay (3 s) after the dialog appeared.
 Every process it started is ended by PID. Files: /tmp/lookout-live-hooks/ (run/: serve.log,
@@ -459,7 +459,7 @@ def main():
     if seq != ["working", "blocked", "working", "done"]:
         problems.append("the turn went %s, expected working -> blocked -> working -> done" %
                         " -> ".join(seq or ["(nothing)"]))
-    # The claude manifest's policy is "evidence" (SPEC 5.2): a report publishes at once, but the screen
+    # The claude manifest's policy is "evidence": a report publishes at once, but the screen
     # may get there first (it often draws the dialog before PermissionRequest runs). The hooks must
     # still have decided at least one change of the turn.
     if SOURCE_CAUSE not in causes:

@@ -1,4 +1,5 @@
-//! Fuzzes the manifest parser and compiler (SPEC §2.1, §11): any text compiles or gives
+//! Fuzzes the manifest parser and compiler (see manifests/README.md, Validation): any text
+//! compiles or gives
 //! manifest errors, never a panic.
 //! The body is `lookout::fuzzing::manifest`, shared with the stable smoke check (`tests/fuzz_smoke.rs`).
 #![no_main]

@@ -1,4 +1,5 @@
-//! Fuzzes the core (SPEC §11, issue 13): a world fed random PTY bytes, resizes in and out of
+//! Fuzzes the core (see docs/behaviour.md, Bad input): a world fed random PTY bytes, resizes in
+//! and out of
 //! bounds, process starts and exits, and ticks never panics and keeps its pane readable.
 //! The body is `lookout::fuzzing::world`, shared with the stable smoke check (`tests/fuzz_smoke.rs`).
 #![no_main]

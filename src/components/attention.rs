@@ -1,5 +1,6 @@
 //! `Attention`: the `input_required` and `unread` flags, each remembering who raised it so it can
-//! be withdrawn precisely (§3.3). Written by `apply_transitions` only, and only when a flag flips.
+//! be withdrawn precisely (see docs/behaviour.md, Transitions). Written by `apply_transitions`
+//! only, and only when a flag flips.
 
 use super::cause::Cause;
 use bevy_ecs::component::Component;

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-/// Why a state, flag or label changed (§6).
+/// Why a state, flag or label changed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Cause {
     /// A screen rule won: its id.

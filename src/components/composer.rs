@@ -1,4 +1,5 @@
-//! `Composer`: what the agent's input box holds (SPEC §15) — proven empty, text pending, or
+//! `Composer`: what the agent's input box holds (see docs/protocol.md, Pane state) — proven empty,
+//! text pending, or
 //! unknown. Written by `read_composer` (Transition) only; read by the embedder (pane states,
 //! `pane.send`).
 //!

@@ -1,4 +1,4 @@
-//! `Drift`: a sign that the pane's rules may no longer fit its CLI (issue 14, item 6) — the screen
+//! `Drift`: a sign that the pane's rules may no longer fit its CLI — the screen
 //! keeps changing with no rule of its kind firing, or the identified CLI is newer than every
 //! release the rules were recorded on. Written by `evaluate_rules` only; shown by status and
 //! explain. It never decides a state: it only says what to record.

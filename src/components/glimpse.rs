@@ -1,5 +1,5 @@
 //! `Glimpse`: a working verdict read from a screen that was on the pane only between two bursts
-//! of output since the last tick (§3.3 addendum: short turns). Written by `ingest_output` only;
+//! of output since the last tick (see docs/behaviour.md, Short turns). Written by `ingest_output` only;
 //! read by `resolve_priority`, which lets a final idle verdict pass through working first.
 
 use bevy_ecs::component::Component;

@@ -1,5 +1,6 @@
 //! `Labels`: what the last turn-end report said beyond the state — `gate ×N`, `M agents`, the
-//! gates and agent names (§4.2). Replaced wholesale by each turn-end, cleared on process exit.
+//! gates and agent names (see docs/behaviour.md, Hook reports). Replaced wholesale by each
+//! turn-end, cleared on process exit.
 //! Written by `apply_transitions` only.
 
 use super::cause::Cause;

@@ -1,12 +1,13 @@
 //! `Lifecycle`: idle / working / blocked / done, since when, and why. Written by
 //! `apply_transitions` only, and only when the state really changes, so `Changed<Lifecycle>` means
-//! "emit an event". `Settling` (same writer) holds an idle verdict waiting out §3.4.
+//! "emit an event". `Settling` (same writer) holds an idle verdict waiting out the idle settle
+//! (see docs/behaviour.md, Settling).
 
 use super::cause::Cause;
 use bevy_ecs::component::Component;
 use std::time::{Instant, SystemTime};
 
-/// The four lifecycle states (§1).
+/// The four lifecycle states.
 #[derive(
     Debug, Clone, Copy, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
 )]

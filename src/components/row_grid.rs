@@ -1,4 +1,4 @@
-//! `RowGrid`: a screen made of the rows an embedder hands over instead of PTY bytes (issue 12). A
+//! `RowGrid`: a screen made of the rows an embedder hands over instead of PTY bytes. A
 //! multiplexer that embeds the core already keeps its own grid; parsing every byte a second time
 //! (and keeping a second 50×200 vt100 grid, ~317 KB) buys nothing. It sends the rows that changed
 //! — their text and the attributes composer detection reads (dim/faint, foreground colour) — with

@@ -1,8 +1,8 @@
 //! `RowsSeen`: the rows of the pane's screen its last evaluation read, by hash, and when they last
-//! changed. "The screen changed" (§2.2 `quiet_ms`/`changed_within_ms`, evaluating a pane again)
+//! changed. "The screen changed" (`quiet_ms`/`changed_within_ms`, evaluating a pane again)
 //! means one of those rendered rows, the cursor's row when it was read, or the screen's size or
 //! alternate-screen flag changed — not that bytes arrived: a redraw of the same screen neither
-//! re-evaluates the pane nor delays its quiet time (issue 12). Written by `evaluate_rules` only.
+//! re-evaluates the pane nor delays its quiet time. Written by `evaluate_rules` only.
 //!
 //! Sound because an evaluation is a function of the rows it reads: if none of them changed, the
 //! next one reads the same rows and reaches the same rule.
@@ -108,7 +108,7 @@ impl RowsSeen {
 /// The rows the last composer read looked at, by their look (text and attributes: a ghost
 /// suggestion accepted turns dim text into typed text without changing a letter). Written and
 /// read by `read_composer` only: a screen change that left those rows, the cursor and the modes
-/// alone does not read the composer again (issue 12: a spinner redraw above the input box).
+/// alone does not read the composer again (a spinner redraw above the input box).
 #[derive(Component, Debug, Default)]
 pub struct ComposerSeen(Reads);
 

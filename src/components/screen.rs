@@ -2,7 +2,8 @@
 //! `ingest_output` only; when its rows last changed is `RowsSeen`'s fact. The terminal collects the title and OSC 9;4 progress it
 //! sees so that ingest can move them into `Title`/`Progress`.
 //!
-//! The size bounds live here too (§11, issue 13): the terminal allocates every cell up front (10
+//! The size bounds live here too (see docs/behaviour.md, Bad input): the terminal allocates every
+//! cell up front (10
 //! bytes each, twice once the alternate screen is used), so a hostile `rows × cols` would abort
 //! the process. [`check_size`] is the one check the wire, the recordings and the embedder API share.
 
@@ -66,7 +67,7 @@ pub fn check_size(rows: u16, cols: u16) -> Result<u64, SizeError> {
 }
 
 /// The pane's visible screen: a terminal lookout parses itself (its own sources: PTYs, tmux), or
-/// the rows an embedder hands over ([`RowGrid`], issue 12). Both read through [`Grid`].
+/// the rows an embedder hands over ([`RowGrid`]). Both read through [`Grid`].
 #[derive(Component)]
 pub struct Screen {
     term: Term,

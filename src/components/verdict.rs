@@ -51,7 +51,7 @@ pub struct HookEvidence {
     pub labels: Option<LabelSet>,
     /// The reporting source.
     pub source: Arc<str>,
-    /// First accepted report of this generation (withdraws a screen's `input_required`, §5.1).
+    /// First accepted report of this generation (withdraws a screen's `input_required`).
     pub first: bool,
     /// Reports accepted this tick, answered by `emit_events` once the outcome is known.
     pub tickets: Vec<Ticket>,
@@ -64,14 +64,14 @@ pub enum Decision {
     Working,
     /// Blocked (screen or hook).
     Blocked,
-    /// Idle evidence; `settled` skips §3.4.
+    /// Idle evidence; `settled` skips the idle settle.
     Idle {
         /// Skip the settle wait.
         settled: bool,
     },
     /// A hook's `done`.
     Done,
-    /// The process exited or was replaced (§3.5).
+    /// The process exited or was replaced.
     Departed,
     /// A `skip` rule won: keep the state.
     Keep,
@@ -84,21 +84,21 @@ pub struct Verdict {
     pub decision: Option<(Decision, Cause)>,
     /// Labels to replace the pane's with.
     pub labels: Option<LabelSet>,
-    /// Withdraw an `input_required` a screen rule raised (first hook report, §5.1).
+    /// Withdraw an `input_required` a screen rule raised (first hook report).
     pub withdraw_screen_input: bool,
     /// Generations whose end has been turned into a departure.
     pub departures: u64,
-    /// Evidence policy: re-apply the screen's verdict on the next tick (§5.2).
+    /// Evidence policy: re-apply the screen's verdict on the next tick.
     pub reassess: bool,
     /// Evidence policy: a hook's decision that the screen may not contradict until this instant
     /// (the screen lags its hooks: a dialog is drawn after `PermissionRequest`, the spinner after
     /// `UserPromptSubmit`, the dialog is erased after `PostToolUse`).
     pub hold: Option<(Decision, Instant)>,
-    /// A working screen was seen since the last tick, before this idle decision (§3.3
-    /// addendum): the pane passes through working first, with this cause.
+    /// A working screen was seen since the last tick, before this idle decision (a
+    /// short turn): the pane passes through working first, with this cause.
     pub passed_working: Option<Cause>,
     /// The idle screen shows a finished turn it did not show at the last look (a
-    /// `finished_turn` rule, §3.3 addendum): a pane that was idle or done passes through working
+    /// `finished_turn` rule): a pane that was idle or done passes through working
     /// first.
     /// Not a blocked one: a dialog answered "no" ends idle.
     pub turn_ended: Option<Cause>,

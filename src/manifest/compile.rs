@@ -1,4 +1,5 @@
-//! Validation and compilation of one manifest file (§2.1): raw serde structs → a [`CompiledFile`]
+//! Validation and compilation of one manifest file (see manifests/README.md, Validation): raw
+//! serde structs → a [`CompiledFile`]
 //! whose regexes are built and whose bounds are checked. Nothing here runs during a tick.
 //!
 //! A file with any error is rejected whole; every error found is reported, each on one line.
@@ -17,7 +18,7 @@ pub(crate) const MAX_PATTERNS: usize = 32;
 pub(crate) const MAX_PATTERN_CHARS: usize = 1024;
 /// Patterns in one file, every key together: with the per-pattern caps below, a file's compiled
 /// patterns stay under `MAX_FILE_PATTERNS × (REGEX_SIZE_LIMIT + REGEX_DFA_LIMIT)` = 48 MiB
-/// (issue 13: a file inside the other bounds compiled to ~10 GB in ~30 s).
+/// (a file inside the other bounds compiled to ~10 GB in ~30 s).
 pub const MAX_FILE_PATTERNS: usize = 256;
 /// Compiled-size cap per regex: a hostile pattern fails to compile instead of eating memory.
 pub const REGEX_SIZE_LIMIT: usize = 128 << 10;
@@ -350,7 +351,7 @@ pub fn build_set(patterns: &[String]) -> Option<RegexSet> {
         .ok()
 }
 
-/// Rewrites `\b`/`\B` to their ASCII forms (§10): a Unicode word boundary makes a scan over
+/// Rewrites `\b`/`\B` to their ASCII forms: a Unicode word boundary makes a scan over
 /// box-drawing screens fall back to a slow engine, and agents' words are ASCII anyway.
 pub fn ascii_word_boundaries(pattern: &str) -> String {
     let mut out = String::with_capacity(pattern.len() + 8);

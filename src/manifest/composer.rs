@@ -1,6 +1,8 @@
-//! `[composer]`: validation and compilation of an agent's input-box description (SPEC §15) into
+//! `[composer]`: validation and compilation of an agent's input-box description (see
+//! docs/protocol.md, Pane state) into
 //! a [`ComposerSpec`] the composer reader (`rules::composer`) follows. Nothing here runs during a
-//! tick; errors name the file and the `composer.<key>` field, one line each (§2.1).
+//! tick; errors name the file and the `composer.<key>` field, one line each (see
+//! manifests/README.md, Validation).
 
 use super::compile::{MAX_PATTERN_CHARS, MAX_PATTERNS, build_regex};
 use super::error::{ManifestError, ManifestErrorKind as K};

@@ -1,4 +1,5 @@
-//! Typed manifest errors: which file, which rule, which field, why — printed on one line (§2.1).
+//! Typed manifest errors: which file, which rule, which field, why — printed on one line (see
+//! manifests/README.md, Validation).
 
 use std::fmt;
 

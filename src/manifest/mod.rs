@@ -1,8 +1,10 @@
-//! Manifests: the declarative per-agent rules (§2). Files are parsed ([`raw`]), validated and
+//! Manifests: the declarative per-agent rules (see manifests/README.md). Files are parsed
+//! ([`raw`]), validated and
 //! compiled ([`compile`]) once, then merged into an immutable [`Catalog`] that the tick reads.
 //!
 //! Load order — bundled, then user directories, files in byte order of their names — is the file
-//! order used for priority ties (§2.3). This module reads manifest files; the core never does.
+//! order used for priority ties (see docs/behaviour.md, Rules). This module reads manifest files;
+//! the core never does.
 
 pub mod bundled;
 pub mod compile;
@@ -63,7 +65,7 @@ impl RuleState {
     }
 }
 
-/// Which slice of the screen a rule reads (§2.2).
+/// Which slice of the screen a rule reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Region {
     /// The last N non-blank rows.
@@ -133,13 +135,13 @@ const REGION_NAMES: [(&str, Region); 9] = [
     ("progress", Region::Progress),
 ];
 
-/// How hook reports and the screen share a pane (§5).
+/// How hook reports and the screen share a pane .
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum HookPolicy {
-    /// After one accepted report, the screen is ignored until a new process (§5.1).
+    /// After one accepted report, the screen is ignored until a new process.
     #[default]
     Dominate,
-    /// Reports publish at once but the screen may supersede them (§5.2).
+    /// Reports publish at once but the screen may supersede them.
     Evidence,
 }
 
@@ -179,15 +181,15 @@ pub struct KindRules {
     pub name: Arc<str>,
     /// Hook policy (last file that sets it wins).
     pub policy: HookPolicy,
-    /// §3.4 settling (last file that sets it wins; default 1 s).
+    /// The idle settle (last file that sets it wins; default 1 s).
     pub idle_settle: Duration,
     /// Distinct regions read by the rules.
     pub regions: Vec<Region>,
     /// One combined automaton per region over every primary pattern reading it; `None` where
     /// the combined patterns compile past the set size limit — those rules are matched one by
-    /// one instead, so adding rules can never switch others off (issue 13).
+    /// one instead, so adding rules can never switch others off.
     pub sets: Vec<Option<RegexSet>>,
-    /// Rules in evaluation order: the first that fires wins (§2.3).
+    /// Rules in evaluation order: the first that fires wins.
     pub rules: Vec<Rule>,
     /// Distinct time thresholds used by `quiet_ms`/`changed_within_ms`.
     pub time_thresholds: Vec<Duration>,
@@ -311,7 +313,7 @@ impl Catalog {
         &self.files
     }
 
-    /// §3.6: the kind whose `identify.process` names this process, by argv[0], `comm`, or the
+    /// The kind whose `identify.process` names this process, by argv[0], `comm`, or the
     /// script an interpreter runs.
     pub fn identify(&self, argv: &[String], comm: Option<&str>) -> Option<&str> {
         let by = |name: &str| self.processes.get(name).map(String::as_str);

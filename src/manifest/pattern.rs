@@ -1,7 +1,7 @@
 //! One compiled rule pattern: its regex, and the literals every match of it must contain
 //! (`manifest::literals`, found once at load). The matcher checks those literals with prebuilt
 //! `memmem` finders before running the regex: most rules that do not fire are rejected by a
-//! vectorised substring scan instead of a regex search (issue 12: a pattern starting `(?m)^\s*`
+//! vectorised substring scan instead of a regex search (a pattern starting `(?m)^\s*`
 //! gives the regex crate no prefix to skip ahead with, so it walked every row of the region).
 //!
 //! Sound by construction: each set has a member in every string the regex matches, so "no member

@@ -1,6 +1,7 @@
 //! The manifest file as written: plain serde structs, no validation beyond types and known keys.
 //!
-//! `deny_unknown_fields` everywhere so a typo is an error, never a silently ignored rule (§2.1).
+//! `deny_unknown_fields` everywhere so a typo is an error, never a silently ignored rule (see
+//! manifests/README.md, Validation).
 //! Compilation into matchers happens in [`super::compile`]; nothing here touches regexes.
 
 use serde::Deserialize;
@@ -56,7 +57,7 @@ pub struct RawManifest {
     /// Screen rules, in declaration order.
     #[serde(default)]
     pub screen: Vec<RawRule>,
-    /// Where the agent's input box is and what it looks like (SPEC §15).
+    /// Where the agent's input box is and what it looks like.
     pub composer: Option<RawComposer>,
 }
 

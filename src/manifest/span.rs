@@ -1,7 +1,7 @@
 //! How many lines a match of a rule pattern can span, read once at load from its syntax tree
 //! (`regex-syntax`, with the flags [`super::compile::build_regex`] uses). [`super::Pattern`]
 //! uses it to run its regex only on the few lines around an occurrence of a literal every match
-//! contains, instead of over a whole region (issue 12: a failed search over a 16-row region cost
+//! contains, instead of over a whole region (a failed search over a 16-row region cost
 //! ~3.5 µs, most of a changed pane's evaluation). Nothing here runs during a tick.
 //!
 //! The count is of newlines a match can contain in a text with no whitespace-only line — what

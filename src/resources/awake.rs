@@ -1,5 +1,5 @@
 //! `Awake`: the panes with news this tick, so that the stages after Ingest visit those and no
-//! other (issue 12: an unchanged pane costs nothing per tick). A pane is awake when
+//! other (an unchanged pane costs nothing per tick). A pane is awake when
 //! - an ingest system changed it (output, a resize, a process event, an accepted hook report),
 //!   or `panes::open` spawned it;
 //! - a timer it set is due: a rule's time condition flipping (`Wake`, set by `evaluate_rules`)

@@ -1,6 +1,7 @@
 //! The inboxes the embedder fills between ticks and the Ingest stage drains: PTY output and
 //! resizes, process starts and exits, hook reports (with tickets for their answers), and
-//! `pane.seen`. Plus `HeldReports`, early reports waiting for their agent (§4).
+//! `pane.seen`. Plus `HeldReports`, early reports waiting for their agent (see docs/behaviour.md,
+//! Hook reports).
 
 use crate::components::RowsUpdate;
 use crate::report::{Report, Ticket};
@@ -14,7 +15,7 @@ use std::time::Instant;
 pub enum Output {
     /// Output bytes, and when they arrived if the embedder said (`panes::feed_at`): a gap of
     /// [`BURST_GAP`] or more between two chunks ends a burst, and the screen the first burst
-    /// left is read too, so a state shorter than a tick is not lost (§3.3 addendum).
+    /// left is read too, so a state shorter than a tick is not lost.
     Bytes(Vec<u8>, Option<Instant>),
     /// Changed rows from an embedder that keeps its own grid (`panes::feed_rows`), and when.
     Rows(Box<RowsUpdate>, Option<Instant>),
@@ -32,13 +33,13 @@ pub enum Output {
 /// seen in the recordings and shorter than a human-visible state.
 pub const BURST_GAP: std::time::Duration = std::time::Duration::from_millis(25);
 
-/// How long after output arrives the pane is evaluated (issue 12): output within the window is
+/// How long after output arrives the pane is evaluated: output within the window is
 /// read by one tick, so a burst costs one evaluation, and a screen is read within this much of
 /// being drawn instead of at the next periodic tick.
 pub const OUTPUT_BATCH: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// PTY output and resizes, per pane, in arrival order. Resizes with no output between them
-/// coalesce into the last (issue 13: a client flooding resizes made one tick apply thousands).
+/// coalesce into the last (a client flooding resizes made one tick apply thousands).
 #[derive(Resource, Debug, Default)]
 pub struct OutputInbox {
     items: Vec<(Arc<str>, Output)>,
@@ -166,7 +167,7 @@ pub struct HeldReport {
     pub until: Instant,
 }
 
-/// Early reports, held for at most 1.5 s (§4).
+/// Early reports, held for at most 1.5 s.
 #[derive(Resource, Debug, Default)]
 pub struct HeldReports(pub Vec<HeldReport>);
 

@@ -1,5 +1,6 @@
 //! `ScreenCells`: the cells each pane's screen will hold once its queued resizes apply, and their
-//! total — the bound on the screen memory one world holds (§11, issue 13). Written only by the
+//! total — the bound on the screen memory one world holds (see docs/behaviour.md, Bad input).
+//! Written only by the
 //! embedder API in `panes` (open, resize, close), before anything is queued; no system reads it.
 
 use crate::components::{MAX_TOTAL_CELLS, PaneId, SizeError, check_size};

@@ -1,4 +1,5 @@
-//! The composer reader (SPEC §15): finds the agent's input box from the shape that holds the
+//! The composer reader (see docs/protocol.md, Pane state): finds the agent's input box from the
+//! shape that holds the
 //! cursor, as the kind's `[composer]` describes it, and says whether it is proven empty, holds a
 //! draft, or cannot be told. Pure: reads a screen through [`Grid`]: row text first, cells only where columns or attributes are asked of, nothing else.
 //!

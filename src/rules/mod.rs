@@ -1,5 +1,6 @@
 //! The matcher: pure functions that read a screen and a kind's compiled rules and say which rule
-//! wins (§2.2, §2.3). No World, no I/O; the evaluate system and `lookout explain` both call it.
+//! wins (see docs/behaviour.md, Rules). No World, no I/O; the evaluate system and `lookout
+//! explain` both call it.
 
 pub mod composer;
 pub mod composer_view;

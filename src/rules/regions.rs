@@ -1,10 +1,11 @@
-//! The nine regions of §2.2: slices of the live visible screen (never scrollback) as plain text.
+//! The nine regions a rule can read (see manifests/README.md, Regions): slices of the live visible
+//! screen (never scrollback) as plain text.
 //!
 //! A screen is anything that is a [`Grid`]: the vt100 screen lookout parses itself, or the rows an
 //! embedder hands over (`components::RowGrid`). Rows are rendered lazily, at most once per
 //! evaluation, into one reusable buffer ([`RowBuf`]): no String per row, nothing allocated once the
 //! buffer has grown to the screen. Each rendered row also gets a hash, so the evaluate system can
-//! tell whether the rows an evaluation read have changed since the last one (issue 12).
+//! tell whether the rows an evaluation read have changed since the last one.
 
 pub use super::grid::RowBuf;
 use crate::manifest::Region;
@@ -316,7 +317,7 @@ pub fn region_text(rows: &mut Rows<'_>, region: Region, title: &str, progress: &
     out
 }
 
-/// Whether `text` holds a spinner glyph (§2.2): braille U+2801–U+28FF, `◐◑◒◓`, `◴◵◶◷`.
+/// Whether `text` holds a spinner glyph: braille U+2801–U+28FF, `◐◑◒◓`, `◴◵◶◷`.
 pub fn has_spinner(text: &str) -> bool {
     text.chars().any(|c| {
         ('\u{2801}'..='\u{28FF}').contains(&c)

@@ -1,4 +1,5 @@
-//! The region texts of one evaluation (§2.2): each region's text is built at most once, into one
+//! The region texts of one evaluation (see manifests/README.md, Regions): each region's text is
+//! built at most once, into one
 //! reusable buffer ([`Scratch`]), on demand — a rule that is out on its cheap conditions never
 //! builds its region. Bottom regions nest: a smaller one is the suffix of a larger one built
 //! already, a larger one extends a smaller one upwards. Also the set matches of
@@ -11,7 +12,7 @@ use regex::SetMatches;
 
 /// What evaluations reuse from one to the next: the rendered rows, the region texts (one buffer,
 /// each region a slice of it) and the set matches. Kept by the evaluate system, so the hot path
-/// allocates nothing once the buffers have grown to the screen (issue 12).
+/// allocates nothing once the buffers have grown to the screen.
 #[derive(Debug, Default)]
 pub struct Scratch {
     /// The screen's rows as rendered so far (and which of them the evaluation read).

@@ -1,5 +1,6 @@
 //! Systems: one verb per file, prefixed in run order. Thin: each calls pure functions (the
-//! matcher, the §3.3 table) that are unit-tested without a World. No I/O, no wall clock, no sleep:
+//! matcher, the transition table) that are unit-tested without a World. No I/O, no wall clock, no
+//! sleep:
 //! time comes from the `Clock` resource only.
 
 pub mod s1_ingest_output;

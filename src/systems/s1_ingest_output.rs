@@ -5,7 +5,8 @@
 //! lifecycle; writes the four components. Bytes are handed to the pane's terminal as they are:
 //! garbage renders as garbage, never a panic.
 //!
-//! Short turns (§3.3 addendum): output that arrived in bursts apart by [`BURST_GAP`] or more is
+//! Short turns (see docs/behaviour.md, Short turns): output that arrived in bursts apart by
+//! [`BURST_GAP`] or more is
 //! read burst by burst. When a pane that is not already working gets another burst, the screen
 //! the previous burst left is run through its rules once; a working verdict there is kept as the
 //! pane's `Glimpse`, so a working screen that was gone again by the tick still counts. This is

@@ -1,8 +1,9 @@
 //! Ingest, step 2: process started/exited → `HookedProcess` (generation, presence, argv).
 //!
 //! A start while a process is alive ends that generation first (a replacement). Each ended
-//! generation is counted so resolve turns it into a departure (§3.5); hook bookkeeping (hooked,
-//! sequence numbers, sessions) belongs to the generation and starts empty (§4 scope).
+//! generation is counted so resolve turns it into a departure (see docs/behaviour.md, Process
+//! exit); hook bookkeeping (hooked,
+//! sequence numbers, sessions) belongs to the generation and starts empty.
 
 use crate::components::{Generation, HookedProcess, Presence};
 use crate::resources::{Awake, PaneIndex, ProcessEvent, ProcessInbox};

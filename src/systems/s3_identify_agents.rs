@@ -1,4 +1,5 @@
-//! Ingest, step 3: identification (§3.6) — a pane whose kind the embedder did not name takes
+//! Ingest, step 3: identification (see docs/behaviour.md, Identification) — a pane whose kind the
+//! embedder did not name takes
 //! the kind whose `identify.process` matches its new foreground process. No match, no kind.
 //!
 //! Reads `HookedProcess` (changed only, on awake panes: only `ingest_processes` changes it) and

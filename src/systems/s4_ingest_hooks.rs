@@ -1,6 +1,7 @@
-//! Ingest, step 4: hook reports (§4) → `HookedProcess` bookkeeping and `HookEvidence`.
+//! Ingest, step 4: hook reports (see docs/behaviour.md, Hook reports) → `HookedProcess`
+//! bookkeeping and `HookEvidence`.
 //!
-//! Every report is judged in the §4 order — unknown pane, bad params, authority, announcement,
+//! Every report is judged in a fixed order — unknown pane, bad params, authority, announcement,
 //! sequence — and answered: refusals at once through the outbox, acceptances by `emit_events`
 //! once the tick knows whether the state moved. A report that arrives before its agent is
 //! identified is held for at most 1.5 s (`HeldReports`) and never attaches to another kind.
@@ -14,7 +15,7 @@ use bevy_ecs::prelude::*;
 use std::collections::HashSet;
 use std::time::Duration;
 
-/// How long an early report waits for its agent (§4).
+/// How long an early report waits for its agent.
 pub const HOLD: Duration = Duration::from_millis(1500);
 
 /// The outcome of judging one report.
@@ -113,7 +114,7 @@ fn bad_params(report: &Report) -> Option<String> {
     }
 }
 
-/// §4.2: a turn-end status → the claim and the labels that replace the pane's.
+/// A turn-end status → the claim and the labels that replace the pane's.
 pub fn turn_end_claim(status: &TurnEndStatus) -> (HookClaim, LabelSet) {
     let claim = if status.blocking > 0 {
         HookClaim::Blocked

@@ -1,4 +1,5 @@
-//! Evaluate: the screen rules of the pane's kind (§2.2, §3.1) → `ScreenVerdict` and `Wake`, and
+//! Evaluate: the screen rules of the pane's kind (see docs/behaviour.md, When a pane is looked at)
+//! → `ScreenVerdict` and `Wake`, and
 //! `Drift` (rules that no longer fire while the screen keeps changing, or a CLI newer than every
 //! recording: shown, never turned into a state).
 //!
@@ -7,9 +8,9 @@
 //! have flipped — are evaluated. A screen counts as
 //! changed when a row the last evaluation read changed (`RowsSeen`), not when bytes arrived: a
 //! redraw of the same screen is not evaluated again and does not delay `quiet_ms`. A pane that is
-//! hook-dominated (§5.1), whose process exited (§3.5), or whose kind has no rules gets no verdict.
+//! hook-dominated, whose process exited, or whose kind has no rules gets no verdict.
 //! A `finished_turn` rule's win also updates `LastTurn`: a finished turn unlike the last one seen
-//! is a turn that began and ended between two looks (§3.3 addendum).
+//! is a turn that began and ended between two looks (see docs/behaviour.md, Short turns).
 
 use crate::components::{
     AgentKind, Drift, HookedProcess, LastTurn, Presence, Progress, RowsSeen, Screen, ScreenVerdict,
@@ -125,7 +126,7 @@ pub fn evaluate_rules(
 }
 
 /// The rules that read this pane's screen: those of its kind, unless the kind has none, the
-/// process exited (§3.5) or a hook dominates it (§5.1).
+/// process exited or a hook dominates it.
 pub(crate) fn screen_rules<'c>(
     catalog: &'c Catalog,
     kind: &AgentKind,

@@ -1,9 +1,11 @@
-//! Resolve: departure, hook evidence and the screen's verdict → one `Verdict` per pane (§2.3, §5).
+//! Resolve: departure, hook evidence and the screen's verdict → one `Verdict` per pane (see
+//! docs/behaviour.md, Hooks versus the screen).
 //!
 //! Rule priority and ties were resolved when the manifests were compiled (rules are stored in
 //! winning order, so the first that fires is the winner); this stage decides between sources:
 //! a process exit first, then a fresh hook report, then the screen. Under the `evidence` policy
-//! the screen's verdict is applied once more on the tick after a report (§5.2), but a screen that
+//! the screen's verdict is applied once more on the tick after a report (see docs/behaviour.md,
+//! Hooks versus the screen), but a screen that
 //! contradicts a report less than [`HOOK_HOLD`] old is not believed yet: the screen draws what a
 //! hook announces a moment later (seen live: Claude's `PermissionRequest` ~0.4 s before its
 //! dialog, so the old prompt box read idle in between and every dialog was notified twice).

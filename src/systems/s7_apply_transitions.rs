@@ -1,5 +1,5 @@
-//! Transition: `Verdict` → `Lifecycle`, `Attention`, `Labels`, `Settling` by the §3.3 table,
-//! with §3.4 settling and §3.5 departure; then `pane.seen` clears `unread`.
+//! Transition: `Verdict` → `Lifecycle`, `Attention`, `Labels`, `Settling` by the transition table
+//! (see docs/behaviour.md, Transitions), with settling and departure; then `pane.seen` clears `unread`.
 //!
 //! [`step`] is the table as a pure function; the system only reads and writes components, and
 //! writes each one only when it really changes (so `Changed<_>` means "emit an event").
@@ -33,7 +33,7 @@ pub enum SettleOp {
     Cancel,
 }
 
-/// One row of the §3.3 table, applied.
+/// One row of the transition table, applied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Step {
     /// The new lifecycle, if it changes.
@@ -56,7 +56,7 @@ const NOTHING: Step = Step {
     clear_labels: false,
 };
 
-/// The §3.3 table (plus hook `done` and departure). `wait`: an idle verdict must settle first.
+/// The transition table (plus hook `done` and departure). `wait`: an idle verdict must settle first.
 pub fn step(state: LifecycleState, decision: &Decision, wait: bool) -> Step {
     use LifecycleState as L;
     let set = |to: LifecycleState| (to != state).then_some(to);
@@ -167,7 +167,7 @@ pub fn apply_transitions(
             input = None;
         }
         let before = lifecycle.state;
-        // A working screen seen since the last tick (§3.3 addendum): through working first, so
+        // A working screen seen since the last tick: through working first, so
         // an approved prompt whose work ended within the tick still ends done with unread. So
         // does a finished turn that appeared on an idle pane between two looks.
         let turn_ended = verdict

@@ -1,4 +1,5 @@
-//! Transition (after `apply_transitions`): the composer verdict (SPEC §15) → `Composer`.
+//! Transition (after `apply_transitions`): the composer verdict (see docs/protocol.md, Pane state)
+//! → `Composer`.
 //!
 //! Read only on awake panes whose lifecycle, kind or process changed, or whose screen changed
 //! where the last read looked (`ComposerSeen`: a spinner redraw above the input box does not

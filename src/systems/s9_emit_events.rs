@@ -1,4 +1,5 @@
-//! Emit: changed `Lifecycle`, `Attention` and `Labels` → numbered events (§6), and the answers to
+//! Emit: changed `Lifecycle`, `Attention` and `Labels` → numbered events (see docs/behaviour.md,
+//! Events), and the answers to
 //! this tick's accepted hook reports (`changed` is known only now). The only stage that produces
 //! outgoing events; it writes nothing on panes. It looks at the awake panes only, and ends the
 //! tick for them (`Awake` is emptied here).

@@ -1,4 +1,4 @@
-//! lookout's own terminal: the headless screen a pane's PTY bytes are parsed into (issue 12).
+//! lookout's own terminal: the headless screen a pane's PTY bytes are parsed into.
 //!
 //! Why not vt100 (which it replaces, and which `tests/terminal.rs` keeps as the reference): a
 //! detector reads rows as text, over and over, and vt100 keeps no text and no dirty rows — every

@@ -93,7 +93,11 @@ fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut graph = BTreeMap::new();
     for entry in std::fs::read_dir(src).expect("src").flatten() {
         let path = entry.path();
-        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_owned();
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("")
+            .to_owned();
         if name == "lib" {
             continue;
         }

@@ -1,4 +1,5 @@
-//! A turn nobody saw working (`finished_turn`, SPEC §3.3 addendum): a pane fed as a poller feeds
+//! A turn nobody saw working (`finished_turn`, see docs/behaviour.md, Short turns): a pane fed as
+//! a poller feeds
 //! it (one capture a tick, no arrival times, so no interim screen exists) ends `done` with
 //! `unread` when a finished turn it did not show before appears — and only then: not on its first
 //! look, not when a draft is typed under the same turn, not when a dialog was answered "no".

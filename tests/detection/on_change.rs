@@ -1,4 +1,4 @@
-//! Detection that follows the screen (issue 12), driven tick by tick with a manual clock the way
+//! Detection that follows the screen, driven tick by tick with a manual clock the way
 //! the server drives it: output asks for a tick `OUTPUT_BATCH` after it arrives, a working phase
 //! of one burst between two periodic ticks is seen, and a redraw of the same screen neither
 //! counts as a change nor delays `quiet_ms`.

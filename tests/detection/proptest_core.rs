@@ -1,4 +1,5 @@
-//! Property tests on the core (§11): arbitrary PTY bytes never panic a tick, and arbitrary hook
+//! Property tests on the core (see docs/behaviour.md, Bad input): arbitrary PTY bytes never panic
+//! a tick, and arbitrary hook
 //! reports are either applied or refused — and a refused report changes nothing.
 
 use lookout_core::manifest::Catalog;

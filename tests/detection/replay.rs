@@ -150,7 +150,7 @@ fn every_fixture_sits_under_its_kind_and_version() {
     );
 }
 
-/// The `usage_limit` label (SPEC §15) is on exactly the blocked markers of the usage-limit
+/// The `usage_limit` label is on exactly the blocked markers of the usage-limit
 /// recordings, with the reset time wherever that screen shows one, and nowhere else in the corpus:
 /// not after the dialog is answered, not on a rate limit the CLI retries, not on any other prompt.
 #[test]

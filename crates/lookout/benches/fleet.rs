@@ -1,4 +1,5 @@
-//! The fleet at scale (SPEC §16; a benchmark, never a test): 100 machines × 100 panes publishing
+//! The fleet at scale (see docs/fleet.md; a benchmark, never a test): 100 machines × 100 panes
+//! publishing
 //! through a real local `nats-server -js` (a free loopback port, a temp store) to one fleet board.
 //!
 //! Each machine is a real `lookout::fleet::Publisher` (its own thread, runtime and NATS

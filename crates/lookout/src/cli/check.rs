@@ -1,4 +1,5 @@
-//! `lookout check [FILES|DIRS]`: validate manifests the way the server loads them (§2.1).
+//! `lookout check [FILES|DIRS]`: validate manifests the way the server loads them (see
+//! manifests/README.md, Validation).
 //! With no argument it checks the bundled manifests and the user directory. A kind whose files
 //! name no `recorded` CLI version is listed as unverified (its rules are not proven on recordings).
 

@@ -1,4 +1,5 @@
-//! The per-user server, tmux-style (SPEC §12): a client that needs a server and finds none starts a
+//! The per-user server, tmux-style (see docs/behaviour.md, The server and its sources): a client
+//! that needs a server and finds none starts a
 //! detached `lookout serve --detached` (its own session, output to `<state dir>/server.log`), waits
 //! until it answers, and leaves it running when the client exits.
 //!
@@ -53,7 +54,7 @@ pub fn connect(socket: &Path) -> anyhow::Result<Client> {
 }
 
 /// The server already on `socket`, if one answers. A socket served by another user (or not ours
-/// to open) is an error: starting a server of our own there could not help (issue 13).
+/// to open) is an error: starting a server of our own there could not help.
 fn existing(socket: &Path) -> anyhow::Result<Option<Client>> {
     match Client::connect(socket) {
         Ok(client) => Ok(Some(client)),

@@ -1,4 +1,5 @@
-//! `lookout events`: subscribe (§8.4) and print JSON lines — first the snapshot
+//! `lookout events`: subscribe (see docs/protocol.md, `subscribe`) and print JSON lines — first
+//! the snapshot
 //! (`{"seq","panes"}`), then one `{"event":…}` per event, until the server goes away.
 //! A thin client of the socket.
 
@@ -14,7 +15,7 @@ pub struct Args {
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
-    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    /// The fleet board: every machine's panes from this NATS server.
     #[arg(long, value_name = "URL")]
     fleet: Option<String>,
     #[command(flatten)]

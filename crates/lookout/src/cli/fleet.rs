@@ -1,4 +1,5 @@
-//! The fleet side of the CLI (SPEC §16): the NATS credential flags every fleet command takes, and
+//! The fleet side of the CLI (see docs/fleet.md): the NATS credential flags every fleet command
+//! takes, and
 //! `lookout status|events|wait --fleet URL` — thin clients of `crate::fleet::board`. `watch --fleet`
 //! is in `watch/fleet.rs`. Credentials come from these flags, else `[fleet]` in the settings file;
 //! passwords and tokens are read from the environment so they never show in `ps`.

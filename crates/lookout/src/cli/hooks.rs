@@ -1,5 +1,6 @@
 //! `lookout hooks install|uninstall --agent claude|codex|gemini|qwen [--project] [--dry-run]`: put
-//! lookout's hooks into an agent's own settings file, or take exactly them out again (SPEC §13).
+//! lookout's hooks into an agent's own settings file, or take exactly them out again (see
+//! docs/hooks.md).
 //!
 //! Idempotent and conservative: the file is parsed, lookout's entries are added only where missing
 //! and every other key, hook and comment stays as it was (JSON keys keep their order; Codex's TOML

@@ -84,7 +84,7 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        // A hook line with a typo must not block its agent: `lookout report` never exits 2 (§13).
+        // A hook line with a typo must not block its agent: `lookout report` never exits 2.
         Err(err) if err.use_stderr() && std::env::args().nth(1).as_deref() == Some("report") => {
             let _ = err.print();
             return ExitCode::from(1);
@@ -141,7 +141,7 @@ pub(crate) fn print_all(text: &str) -> anyhow::Result<()> {
 }
 
 /// Connects to the server at `--socket`, else `$LOOKOUT_SOCKET`, else the default socket, starting
-/// the per-user server there when none answers (§12).
+/// the per-user server there when none answers.
 fn connect(socket: Option<std::path::PathBuf>) -> anyhow::Result<crate::server::Client> {
     let socket = socket
         .or_else(crate::server::env_socket)

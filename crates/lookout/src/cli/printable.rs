@@ -1,6 +1,6 @@
 //! Text from the server shown on a terminal (`status`, `watch`): pane ids, kinds, labels and
 //! causes come from other programs, so control characters (C0, DEL, C1) and bidi overrides are
-//! shown escaped (`\x1b`, `\u{9b}`) instead of reaching the terminal as commands (issue 13).
+//! shown escaped (`\x1b`, `\u{9b}`) instead of reaching the terminal as commands.
 
 use std::borrow::Cow;
 

@@ -1,10 +1,12 @@
-//! `lookout report state|turn-end|session …`: the hook side (SPEC §4, §8.3). Run from an agent's
+//! `lookout report state|turn-end|session …`: the hook side (see docs/behaviour.md, Hook reports).
+//! Run from an agent's
 //! hooks; reports for `$LOOKOUT_PANE_ID` over `$LOOKOUT_SOCKET` (flags override).
 //!
 //! Each call announces the source's session first (a source's reports count only after it has
-//! announced, §4) and numbers its report from a per-pane/source counter file, so a hook need not
+//! announced) and numbers its report from a per-pane/source counter file, so a hook need not
 //! pass `--seq`. When the socket is unreachable the requests go to the JSON mirror file instead.
-//! Prints the server's answer. Never exits 2 and never waits long (§13): whatever goes wrong is
+//! Prints the server's answer. Never exits 2 and never waits long (see docs/hooks.md): whatever
+//! goes wrong is
 //! logged and the exit is 0 (1 with `--strict`). Touches the socket, the counter file, the mirror
 //! directory and the report log.
 
@@ -68,7 +70,7 @@ enum What {
         #[arg(value_parser = ["working", "blocked", "done"])]
         state: String,
     },
-    /// Report the turn-end status (§4.2), from flags or `--stdin` JSON.
+    /// Report the turn-end status, from flags or `--stdin` JSON.
     TurnEnd {
         /// Items only a human can clear.
         #[arg(long, default_value_t = 0)]
@@ -109,7 +111,7 @@ enum Outcome {
     Refused(String),
 }
 
-/// Sends the report. Never exit 2 (that blocks the agent's prompt or tool call, §13): 0 whatever
+/// Sends the report. Never exit 2 (that blocks the agent's prompt or tool call): 0 whatever
 /// happened, unless `--strict` asks for 1 when it was not delivered. Problems go to stderr and to
 /// the report log that `lookout status` shows.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {

@@ -1,8 +1,10 @@
 //! `lookout run [--kind K] [--pane ID] [--socket PATH] -- CMD…`: run CMD in a PTY, passing the terminal
-//! through untouched (keys, resize, exit status), as a pane lookout can watch (SPEC §9).
+//! through untouched (keys, resize, exit status), as a pane lookout can watch (see
+//! ARCHITECTURE.md, Pane sources).
 //!
-//! CMD gets `LOOKOUT_PANE_ID` and `LOOKOUT_SOCKET` so its hooks can report (§8.3). The pane is registered
-//! with the per-user server (started detached when none answers, §12), and its output, resizes, the
+//! CMD gets `LOOKOUT_PANE_ID` and `LOOKOUT_SOCKET` so its hooks can report (see docs/protocol.md,
+//! The JSON mirror). The pane is registered
+//! with the per-user server (started detached when none answers), and its output, resizes, the
 //! program in charge of its terminal (a shell's child is identified too) and exit are streamed there
 //! by a [`Link`] on a background thread, which re-registers the pane after a server restart; a slow
 //! or dead server never touches the session. Touches the outer terminal, one PTY and the socket.

@@ -1,5 +1,5 @@
 //! `lookout send PANE TEXT [--no-submit] [--force] [--timeout 10s] [--json]`: type TEXT into a
-//! pane once, then Enter until the agent took it (`pane.send`, SPEC §15), and say how it ended.
+//! pane once, then Enter until the agent took it (`pane.send`), and say how it ended.
 //! A thin client of the socket; the exit code is the verdict's.
 
 use crate::pty::tmux::Socket;

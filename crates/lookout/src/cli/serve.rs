@@ -1,5 +1,6 @@
 //! `lookout serve [--socket PATH] [--db PATH] [--tick-ms 500] [--manifests DIR]…`: run the server
-//! (SPEC §8, §12) until SIGINT/SIGTERM or `lookout serve --stop`, then flush a final tick and exit 0.
+//! (see docs/protocol.md) until SIGINT/SIGTERM or `lookout serve --stop`, then flush a final tick
+//! and exit 0.
 //! Clients start it themselves, detached (`--detached`: a session of its own, so closing the
 //! terminal or pane that started it does not end it). Glue only: the server is `crate::server`.
 
@@ -55,7 +56,7 @@ pub struct Args {
     /// Have the running server re-read its settings file now (as SIGHUP does).
     #[arg(long)]
     reload: bool,
-    /// Publish every pane's state and event to this NATS JetStream server (SPEC §16)
+    /// Publish every pane's state and event to this NATS JetStream server
     /// [default: `[fleet] publish` of the settings file, else none].
     #[arg(long, value_name = "URL")]
     publish: Option<String>,

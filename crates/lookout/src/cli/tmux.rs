@@ -1,5 +1,6 @@
 //! `lookout tmux [--set-options] [--socket-name NAME] [--off]`: have the per-user server watch a tmux
-//! server's panes (SPEC §9, §12), and with `--set-options` write their states as `@lookout_*` options.
+//! server's panes (see ARCHITECTURE.md, Pane sources), and with `--set-options` write their states
+//! as `@lookout_*` options.
 //!
 //! The source runs inside the server (`source.attach`), one per tmux server however many clients ask,
 //! and the server remembers it across restarts; this command returns once it is attached, so

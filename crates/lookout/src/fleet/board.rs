@@ -1,4 +1,4 @@
-//! The fleet board's data (SPEC §16): every machine's panes, read through the buckets' watch
+//! The fleet board's data (see docs/fleet.md): every machine's panes, read through the buckets' watch
 //! (initial values, then updates), and which machines are online.
 //!
 //! [`watch`] runs the watch on a thread of its own (a current-thread tokio runtime) and sends

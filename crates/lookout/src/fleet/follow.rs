@@ -1,4 +1,5 @@
-//! Following the fleet from the command line (SPEC §16): `lookout wait --fleet` (one pane's next
+//! Following the fleet from the command line (see docs/fleet.md): `lookout wait --fleet` (one
+//! pane's next
 //! transition, through its bucket key's watch) and `lookout events --fleet` (every machine's
 //! events from the stream, after the bucket snapshot). Each runs its NATS work on a thread of its
 //! own (`board::on_runtime`). Touches: the network (NATS) only.

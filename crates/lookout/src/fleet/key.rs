@@ -1,4 +1,4 @@
-//! Key tokens for the fleet bucket (SPEC §16): a machine id or a pane id turned into one NATS
+//! Key tokens for the fleet bucket (see docs/fleet.md): a machine id or a pane id turned into one NATS
 //! subject token (`[A-Za-z0-9_-]`, never empty), and back. Pure.
 //!
 //! Every other byte is written `=XX` (two upper-case hex digits), so `tmux:ab12:%3` becomes

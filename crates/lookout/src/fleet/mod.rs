@@ -1,4 +1,4 @@
-//! The fleet (SPEC §16): one board across machines, on NATS JetStream.
+//! The fleet (see docs/fleet.md): one board across machines, on NATS JetStream.
 //!
 //! A server started with `--publish nats://…` hands every pane state and event to a
 //! [`Publisher`], whose thread (the only place with a tokio runtime) writes them to JetStream:

@@ -1,4 +1,4 @@
-//! Publishing one server's panes and events to the fleet (SPEC §16).
+//! Publishing one server's panes and events to the fleet (see docs/fleet.md).
 //!
 //! The engine side ([`Publisher`]) runs on the world thread after each committed tick and on
 //! `pane.close`: it writes the changed panes' states and the tick's events into a small shared

@@ -1,4 +1,4 @@
-//! The fleet publisher's thread (SPEC §16): connects to NATS, then publishes what the engine
+//! The fleet publisher's thread (see docs/fleet.md): connects to NATS, then publishes what the engine
 //! leaves in the outbox (`publisher`): pane states into the bucket, events into the stream, a
 //! heartbeat every third of the TTL. When NATS is unreachable it logs once, retries with backoff,
 //! and on every (re)connection republishes every current state and deletes this machine's keys

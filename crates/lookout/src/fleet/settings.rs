@@ -1,4 +1,5 @@
-//! The fleet's settings (SPEC §16): the `[fleet]` table of `config.toml` and the credentials every
+//! The fleet's settings (see docs/fleet.md): the `[fleet]` table of `config.toml` and the
+//! credentials every
 //! fleet command passes to NATS. Secrets (passwords, tokens, key seeds) are held here and handed to
 //! the client only; `Debug` and every message name which options are set, never their values.
 //!

@@ -1,4 +1,4 @@
-//! Notifications (SPEC §14): the server's events in, one notification per transition into a
+//! Notifications (see docs/notify.md): the server's events in, one notification per transition into a
 //! notified state out, through the sinks of the settings file — never for a pane the person is
 //! looking at, with reminders for a pane left blocked, and never twice for one event (the last
 //! event handled is kept in the state directory, so a restart does not repeat it).

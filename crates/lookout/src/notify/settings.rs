@@ -1,4 +1,5 @@
-//! The settings file (SPEC §14): `$XDG_CONFIG_HOME/lookout/config.toml`, parsed to plain serde
+//! The settings file (see docs/notify.md): `$XDG_CONFIG_HOME/lookout/config.toml`, parsed to plain
+//! serde
 //! structs (unknown keys rejected) and validated once into [`Settings`], or refused with the file,
 //! line and key. The caller keeps its last good settings when a new file is refused.
 //!
@@ -107,7 +108,7 @@ pub struct Settings {
     /// `[server] retention`: how long the event log keeps events, as written (`3d`; `serve`
     /// parses it like its `--retention`).
     pub retention: Option<String>,
-    /// `[fleet]`: where to publish, this machine's id, NATS credentials (SPEC §16).
+    /// `[fleet]`: where to publish, this machine's id, NATS credentials.
     pub fleet: crate::fleet::settings::FleetSettings,
 }
 

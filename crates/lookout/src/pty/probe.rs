@@ -1,5 +1,5 @@
 //! The foreground-process probe: which program is in charge of a pane's terminal right now, read from
-//! `/proc` (SPEC §3.6, §9, §12).
+//! `/proc` (see docs/behaviour.md, Identification).
 //!
 //! Each look reads `/proc/<root>/stat` (field `tpgid`: the terminal's foreground process group) and
 //! the group leader's `stat` (its `comm`, which changes on `exec`). The program reported is the first

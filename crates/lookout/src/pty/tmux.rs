@@ -1,5 +1,5 @@
 //! The tmux CLI as a pane source: list every pane of a tmux server, capture a pane's visible screen,
-//! and write `@lookout_*` user options back (SPEC §9).
+//! and write `@lookout_*` user options back (see ARCHITECTURE.md, Pane sources).
 //!
 //! Also turns one capture into the bytes that repaint a headless terminal with it, so the core sees a
 //! tmux pane exactly as it would see a PTY. Touches only the `tmux` binary (one short-lived process

@@ -1,4 +1,4 @@
-//! The accept loop (issue 13): connections are capped below the open-file limit, a connection
+//! The accept loop: connections are capped below the open-file limit, a connection
 //! past the cap is answered with one `too_many_connections` line and closed (instead of the loop
 //! spinning on `EMFILE` and every client being refused), and `EMFILE`/`ENFILE` back off instead of
 //! spinning. At start the soft open-file limit is raised to the hard one. Edge only.

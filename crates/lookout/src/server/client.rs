@@ -156,7 +156,7 @@ impl Client {
             .map_err(|e| ClientError::Protocol(format!("{e}: {}", line.trim_end())))
     }
 
-    /// Subscribes (§8.4): the snapshot's event sequence, every pane's state, then the events
+    /// Subscribes: the snapshot's event sequence, every pane's state, then the events
     /// (each the object inside `{"event": …}`), in order, forever. A dropped subscriber's last item
     /// is `Err(ClientError::Server)` with code `too_slow`.
     pub fn subscribe(mut self) -> Result<(u64, Vec<PaneState>, Events), ClientError> {

@@ -4,7 +4,7 @@
 //! The reader parses bounded JSON lines and forwards requests to the world thread, and stops
 //! reading while the connection has too many unsent bytes (back-pressure); the writer (`peer`)
 //! drains the connection's bounded queue. The world thread only ever `try_send`s into that
-//! queue, so a slow client can never stall the tick (§6, §8.4).
+//! queue, so a slow client can never stall the tick (see docs/behaviour.md, Events).
 
 use crate::server::accept::Slot;
 use crate::server::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};

@@ -1,4 +1,4 @@
-//! The owner lock of a file lookout serves from (issue 13): one server per database — and, through
+//! The owner lock of a file lookout serves from: one server per database — and, through
 //! `conn::ServerLock`, one per socket — for the server's whole life.
 //! Two servers on one file overwrote each other's event log silently; now the second is refused
 //! with the holder's pid. The lock is an exclusive `flock` on `<db>.lock` (which holds the

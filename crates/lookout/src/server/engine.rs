@@ -2,7 +2,8 @@
 //! it, and fans its events out to subscribers and waiters.
 //!
 //! Everything that touches the world happens here, on one thread, so a subscriber registered
-//! before its snapshot sees exactly the events after it (§8.4). Requests come from `conn`; the
+//! before its snapshot sees exactly the events after it (see docs/protocol.md, `subscribe`).
+//! Requests come from `conn`; the
 //! tick's I/O is the mirror directory (`mirror`) and the database (`store`, written by
 //! `persist`). Request handlers that only read or queue live in `handlers`.
 
@@ -63,9 +64,9 @@ pub struct Engine {
     pending: HashMap<Ticket, Pending>,
     pub(crate) subscribers: Vec<Peer>,
     pub(crate) waiters: Waiters,
-    /// Where lifecycle events go to be notified (SPEC §14).
+    /// Where lifecycle events go to be notified.
     notifier: Option<crate::notify::Notifier>,
-    /// Where pane states and events go to the fleet (SPEC §16).
+    /// Where pane states and events go to the fleet.
     fleet: Option<crate::fleet::Publisher>,
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
     /// blocks its agent until it is answered. (Output asks for its early tick through
@@ -389,7 +390,7 @@ impl Engine {
     }
 
     /// One tick: mirror files in, the schedule, one transaction, then answers and events out —
-    /// only what committed is acknowledged or published (issue 13).
+    /// only what committed is acknowledged or published.
     pub fn tick(&mut self) {
         // While the store fails, mirror files wait on disk instead of being taken and lost.
         if self.storage_error.is_none() {

@@ -69,7 +69,7 @@ pub fn get(world: &World, pane: &str) -> Result<PaneState, WireError> {
     panes::state(world, pane).map_err(|_| WireError::unknown_pane(pane))
 }
 
-/// A `report.*` whose params did not parse: §4 order, an unknown pane outranks bad params.
+/// A `report.*` whose params did not parse: an unknown pane outranks bad params.
 pub fn bad_report(world: &World, pane: Option<String>, message: String) -> Result<Ack, WireError> {
     match pane {
         Some(p) if !crate::panes::exists(world, &p) => Err(WireError::unknown_pane(&p)),

@@ -1,4 +1,5 @@
-//! The JSON mirror fallback (SPEC §8.3): when `lookout report` cannot reach the socket it leaves its
+//! The JSON mirror fallback (see docs/protocol.md, The JSON mirror): when `lookout report` cannot
+//! reach the socket it leaves its
 //! requests in `<mirror dir>/<pane>.json`, written atomically (temp file + rename); the server
 //! ingests and removes such files on its tick. A file whose pane is not open is kept for it up to
 //! [`UNCLAIMED_KEEP`] past the later of its writing and the server's start (a restarted server's
@@ -69,7 +70,7 @@ pub fn file_name(pane: &str) -> String {
 
 /// Appends `requests` to the pane's mirror file, atomically.
 pub fn write(dir: &Path, pane: &str, requests: &[Queued]) -> io::Result<PathBuf> {
-    // lookout's own directory, and no symlink followed in it (issue 13).
+    // lookout's own directory, and no symlink followed in it.
     private::own_dir(dir)?;
     let path = dir.join(file_name(pane));
     let mut queued = private::read_own(&path, MAX_LINE as u64)
@@ -171,7 +172,7 @@ fn waited(path: &Path, started: SystemTime) -> bool {
 }
 
 fn read(path: &Path) -> Result<(String, Vec<Request>), String> {
-    // Only this user's regular files: another user's report must never move a pane (issue 13).
+    // Only this user's regular files: another user's report must never move a pane.
     let bytes = private::read_own(path, MAX_LINE as u64).map_err(|e| e.to_string())?;
     let file: MirrorFile =
         serde_json::from_slice(&bytes).map_err(|e| format!("not a mirror file: {e}"))?;

@@ -1,11 +1,13 @@
-//! The server (SPEC §8): owns the world on one thread, ticks it, and serves the Unix socket.
+//! The server (see docs/protocol.md): owns the world on one thread, ticks it, and serves the Unix
+//! socket.
 //!
 //! - `protocol`: the wire types, version and features (pure).
 //! - `client`: the blocking client every CLI and pane source uses.
 //! - `conn`: the listener and the per-connection reader/writer threads.
 //! - `engine`: the world thread — requests between ticks, the tick, persistence, fan-out;
 //!   `handlers` and `subscribe` hold its simpler parts.
-//! - `store`: SQLite (§7); `mirror`: the JSON mirror fallback (§8.3).
+//! - `store`: SQLite (see docs/behaviour.md, Persistence); `mirror`: the JSON mirror fallback
+//!   (see docs/protocol.md, The JSON mirror).
 //! - `versions`: the `--version` probe of identified agents, for drift (`rules_stale`).
 //!
 //! Everything here is edge: sockets, threads, SQLite and files live in this module and in `cli/`,
@@ -47,7 +49,7 @@ pub fn default_socket_path() -> PathBuf {
     }
 }
 
-/// `$LOOKOUT_SOCKET`, when set: the socket the pane's own lookout told it about (§8.3).
+/// `$LOOKOUT_SOCKET`, when set: the socket the pane's own lookout told it about.
 pub fn env_socket() -> Option<PathBuf> {
     std::env::var_os("LOOKOUT_SOCKET")
         .filter(|s| !s.is_empty())
@@ -78,7 +80,7 @@ pub fn default_db_path() -> PathBuf {
     state_dir().join("lookout.db")
 }
 
-/// Where `lookout report` leaves reports when the socket is unreachable (§8.3): `<state dir>/agent-status`.
+/// Where `lookout report` leaves reports when the socket is unreachable: `<state dir>/agent-status`.
 pub fn default_mirror_dir() -> PathBuf {
     state_dir().join("agent-status")
 }
@@ -120,19 +122,19 @@ pub struct Config {
     pub socket: PathBuf,
     /// The database; `None` keeps nothing across restarts.
     pub db: Option<PathBuf>,
-    /// The tick period (SPEC §3.1: about 500 ms).
+    /// The tick period (500 ms unless configured).
     pub tick: Duration,
     /// Extra manifest directories (after bundled and the user's).
     pub manifests: Vec<PathBuf>,
-    /// The mirror directory to ingest (§8.3); `None` ingests nothing.
+    /// The mirror directory to ingest; `None` ingests nothing.
     pub mirror_dir: Option<PathBuf>,
     /// Where this server's output goes, when it runs detached (shown by `server.info`).
     pub log: Option<PathBuf>,
-    /// The settings file with the notification rules (SPEC §14); `None` notifies nothing.
+    /// The settings file with the notification rules; `None` notifies nothing.
     pub settings: Option<PathBuf>,
     /// How long the event log keeps events; `None` keeps them forever.
     pub retention: Option<Duration>,
-    /// Where to publish to the fleet (SPEC §16); `None` publishes nothing.
+    /// Where to publish to the fleet; `None` publishes nothing.
     pub fleet: Option<crate::fleet::PublishConfig>,
 }
 
@@ -197,7 +199,7 @@ impl std::fmt::Display for ServeError {
 impl std::error::Error for ServeError {}
 
 /// A locked database whose holder is (about to be) serving our own socket is the start-up race
-/// two clients run (SPEC §12: one wins): that is `AlreadyRunning`, not an error.
+/// two clients run (one wins): that is `AlreadyRunning`, not an error.
 fn held_by_a_peer(socket: &std::path::Path, e: dblock::LockError) -> ServeError {
     if matches!(e, dblock::LockError::Held { .. }) {
         let deadline = std::time::Instant::now() + Duration::from_secs(2);

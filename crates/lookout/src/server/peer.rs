@@ -1,7 +1,8 @@
 //! One connection's outgoing side: the [`Peer`] handle the world thread answers through, and the
 //! writer loop that drains it onto the socket. What a connection may hold is bounded twice — in
-//! lines (a subscriber [`EVENT_QUEUE`] events behind is dropped) and in unsent bytes (issue 13:
-//! a client that never reads pipelined `pane.list` into gigabytes). Past [`MAX_UNSENT`] the
+//! lines (a subscriber [`EVENT_QUEUE`] events behind is dropped) and in unsent bytes (otherwise
+//! a client that never reads could pipeline `pane.list` answers into gigabytes). Past
+//! [`MAX_UNSENT`] the
 //! reader stops reading that connection (back-pressure); a connection that stays stuck
 //! [`STUCK_AFTER`], or passes [`HARD_UNSENT`], is dropped: its queue is discarded and the final
 //! `too_slow` line is the next thing written. The world thread only ever `try_send`s here.
@@ -14,7 +15,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
-/// Event lines a subscriber may fall behind by before it is dropped (§8.4).
+/// Event lines a subscriber may fall behind by before it is dropped.
 pub const EVENT_QUEUE: usize = 1024;
 /// Requests one connection may have in flight (pipelined) before its reader waits.
 pub const IN_FLIGHT: usize = 256;

@@ -1,4 +1,4 @@
-//! Files and directories lookout writes outside its database (issue 13): the home directory
+//! Files and directories lookout writes outside its database: the home directory
 //! (from the password database when `HOME` is unset, never a shared fallback), directories that
 //! must be lookout's own (created with `mkdir` 0700, else verified with `lstat`: a directory, not
 //! a symlink, owned by this user, 0700), and files opened without following symlinks — temp files

@@ -1,4 +1,5 @@
-//! The wire (SPEC §8.1, §8.2): framing, errors, responses and event lines. What each method
+//! The wire (see docs/protocol.md, Framing): framing, errors, responses and event lines. What each
+//! method
 //! takes and answers is the method table (`methods`, with `params` and `results`), shared by the
 //! server and `server/client.rs`.
 //!
@@ -23,7 +24,7 @@ pub use methods::{EXAMPLES, FEATURES, METHODS, Method, Request, parse_request};
 /// announced as features instead.
 pub const PROTOCOL_VERSION: u32 = 1;
 
-/// The longest request line accepted (§8.1); longer lines are answered `too_large`.
+/// The longest request line accepted; longer lines are answered `too_large`.
 pub const MAX_LINE: usize = 1 << 20;
 
 /// One error on the wire: `{"code","message"}`.
@@ -46,7 +47,7 @@ impl WireError {
     }
 
     /// A refused screen size: `bad_params` for one out of bounds, `too_large` for one that does
-    /// not fit the server's screen memory (§11).
+    /// not fit the server's screen memory.
     pub fn size(method: &str, e: SizeError) -> Self {
         let code = match e {
             SizeError::OutOfRange { .. } => "bad_params",

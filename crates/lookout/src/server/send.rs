@@ -1,4 +1,4 @@
-//! `pane.send` (SPEC §15, seed 002's safety rules): type an orchestrator's text into a pane once,
+//! `pane.send` (see docs/protocol.md, `pane.send`): type an orchestrator's text into a pane once,
 //! then press Enter — and only Enter again — until something proves the agent took it, and say
 //! honestly how it ended (`results::Verdict`).
 //!

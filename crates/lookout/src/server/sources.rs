@@ -1,4 +1,5 @@
-//! The pane sources a server runs itself (SPEC §12): one tmux source per tmux server, started by
+//! The pane sources a server runs itself (see docs/behaviour.md, The server and its sources): one
+//! tmux source per tmux server, started by
 //! `source.attach` from whichever client asks first (`lookout tmux`, `lookout watch`), remembered in
 //! the store so a restarted server attaches them again, and stopped with the server.
 //!

@@ -1,4 +1,5 @@
-//! Persistence (SPEC §7): the SQLite database holding every pane's current state and the event log.
+//! Persistence (see docs/behaviour.md, Persistence): the SQLite database holding every pane's
+//! current state and the event log.
 //!
 //! WAL mode; a `schema_version` table and ordered migrations; one transaction per tick carrying that
 //! tick's events and the new state of every pane they touched. Reads happen when a pane is opened
@@ -119,7 +120,7 @@ pub struct Store {
 impl Store {
     /// Opens (creating if needed) the database at `path` and migrates it to the current schema.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
-        // Never through a planted symlink (issue 13): the file must be the one at this path.
+        // Never through a planted symlink: the file must be the one at this path.
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
         let conn = Connection::open_with_flags(path, flags).map_err(ctx("open"))?;
         Store::init(conn)
@@ -254,7 +255,7 @@ impl Store {
         tx.commit().map_err(ctx("commit tick"))
     }
 
-    /// The stored state of `pane`, to resume it (§7).
+    /// The stored state of `pane`, to resume it.
     pub fn restore(&self, pane: &str) -> Result<Option<Restore>, StoreError> {
         self.conn
             .query_row(

@@ -1,4 +1,5 @@
-//! `agent.wait` waiters (§8.2): each waits for its pane to *transition* into one of its lifecycles,
+//! `agent.wait` waiters (see docs/protocol.md, Methods): each waits for its pane to *transition*
+//! into one of its lifecycles,
 //! or for its deadline. Subscribers themselves are plain `Peer`s in the engine; this file holds the
 //! bookkeeping that needs more than a list. Lives on the world thread; touches no I/O but the
 //! peers' queues.

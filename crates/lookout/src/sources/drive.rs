@@ -1,4 +1,5 @@
-//! The driver: how a source types into its panes for `pane.send` (SPEC §15). One thread per
+//! The driver: how a source types into its panes for `pane.send` (see docs/protocol.md,
+//! `pane.send`). One thread per
 //! source holds a connection of its own on which it said `pane.drive` for each of its panes; the
 //! server sends it `{"keys": …}` lines and it answers each with `pane.typed` once its [`Typist`]
 //! typed them (tmux: `send-keys -l` / `paste-buffer -p`; a PTY: writes to it). It reconnects when

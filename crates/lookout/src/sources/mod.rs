@@ -6,7 +6,8 @@
 //! run left, open/close, resize, the `/proc` probe, feed-on-change, pings. A source is a client of
 //! the server socket like any other, so it runs in the server's process (tmux, started by
 //! `source.attach`) or beside it (`lookout run`). One source owns a pane at a time; viewers never
-//! open or close panes (SPEC §12). Adding a multiplexer (zellij, WezTerm) is one new file here.
+//! open or close panes (see docs/behaviour.md, The server and its sources). Adding a multiplexer
+//! (zellij, WezTerm) is one new file here.
 //! Touches whatever its multiplexer needs, `/proc` and the socket; never the core.
 
 pub mod drive;

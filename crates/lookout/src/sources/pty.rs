@@ -1,5 +1,6 @@
 //! The PTY source: one pane whose terminal lookout owns (`lookout run`, the demo panes of `lookout
-//! watch`) as a pane of the server (SPEC §9, §12). Its output streams (batched per ~50 ms), its
+//! watch`) as a pane of the server (see ARCHITECTURE.md, Pane sources). Its output streams
+//! (batched per ~50 ms), its
 //! resizes, its typing (`pane.input`) and its exit go through the poller like any source's.
 //!
 //! The caller (the pass-through loop) hands events to a [`Link`], whose calls never block; the

@@ -1,4 +1,5 @@
-//! The tmux source (SPEC §9, §12): every pane of one tmux server as a lookout pane.
+//! The tmux source (see ARCHITECTURE.md, Pane sources): every pane of one tmux server as a lookout
+//! pane.
 //!
 //! Each round `list-panes -a` once, and per pane a `capture-pane` turned into a repaint, with the
 //! mode, cursor and title tmux reports with that capture (a change of any of them is a change, and
@@ -6,7 +7,8 @@
 //! does the rest.
 //! Panes carry the tmux server's instance (pid + start time), so a new tmux server's `%2` never
 //! resumes the old one's state. A pane that has been the active pane of a window an attached client
-//! shows for two rounds in a row has been seen (SPEC §14). With options on, states are written back
+//! shows for two rounds in a row has been seen (see docs/notify.md). With options on, states are
+//! written back
 //! as `@lookout_*` options (`tmux_options`). Touches the tmux CLI, `/proc` and the server socket.
 
 use super::drive::Typist;

@@ -1,4 +1,5 @@
-//! The `@lookout_*` options the tmux source writes back (SPEC §9): per pane `@lookout_state`,
+//! The `@lookout_*` options the tmux source writes back (see ARCHITECTURE.md, Pane sources): per
+//! pane `@lookout_state`,
 //! `@lookout_attention`, `@lookout_label`, per window the same of its worst pane as
 //! `@lookout_window_*`, and a global `@lookout_heartbeat`; each written only when it changes, all
 //! removed when the source stops, and any a source that died left behind removed on start.

@@ -1,4 +1,5 @@
-//! Real-part tests of what leads a person to the pane (SPEC §14): the board's order and names,
+//! Real-part tests of what leads a person to the pane (see docs/notify.md): the board's order and
+//! names,
 //! `lookout next`, and the tmux plugin loaded into a real tmux server with an attached client.
 
 use crate::support::LOOKOUT;

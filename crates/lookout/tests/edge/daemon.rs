@@ -1,4 +1,5 @@
-//! Real-part tests of the everyday setup (SPEC §12, §13): the per-user server that clients start
+//! Real-part tests of the everyday setup (see docs/behaviour.md, The server and its sources): the
+//! per-user server that clients start
 //! detached and leave running, hooks that never block their agent, tmux panes as hook targets, one
 //! source per tmux server whatever number of boards, no stale tmux options or reused-id state, and
 //! `lookout run` panes that survive a server restart and follow the program a shell starts.

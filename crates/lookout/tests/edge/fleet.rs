@@ -1,4 +1,5 @@
-//! The fleet (SPEC §16) with real parts: a real `nats-server -js` on a free loopback port, real
+//! The fleet (see docs/fleet.md) with real parts: a real `nats-server -js` on a free loopback
+//! port, real
 //! `lookout serve --publish` processes with their own sockets, databases and machine ids, and the
 //! real `lookout status|events|wait --fleet` boards. Every wait has a deadline; none sleeps.
 

@@ -1,4 +1,5 @@
-//! Real-part tests of notifications (SPEC §14): a real `lookout serve` reading a real settings
+//! Real-part tests of notifications (see docs/notify.md): a real `lookout serve` reading a real
+//! settings
 //! file, panes driven by hook reports over the socket, and each sink against the real thing it
 //! talks to — a script (`exec`), an HTTP listener on 127.0.0.1 (`webhook`), a tmux server with an
 //! attached client in a PTY (`tmux`, focus). Every wait has a deadline.

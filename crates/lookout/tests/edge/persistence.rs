@@ -1,4 +1,5 @@
-//! Real-part tests of persistence (SPEC §7): the real `lookout serve` with a real SQLite file in a
+//! Real-part tests of persistence (see docs/behaviour.md, Persistence): the real `lookout serve`
+//! with a real SQLite file in a
 //! temp dir. A clean restart resumes panes; `pane.close` forgets; kill -9 in the middle of a load
 //! loses at most the tick in flight, leaves a database that opens and checks clean, and every pane
 //! resumes; the event numbering continues across restarts.

@@ -1,4 +1,4 @@
-//! `lookout run` under load (issue 13, item 7): a burst far over the wire's line limit keeps the
+//! `lookout run` under load: a burst far over the wire's line limit keeps the
 //! pane watched, and a stdout slower than the child makes the child wait instead of lookout
 //! buffering without bound. Real server, real PTYs; waits have deadlines.
 

@@ -119,7 +119,7 @@ fn without_a_server_run_starts_the_per_user_one_and_leaves_it_running() {
         state.join("lookout").join("lookout.db").exists(),
         "the server keeps the default store"
     );
-    // `lookout run` is gone; the server it started is not (SPEC §12).
+    // `lookout run` is gone; the server it started is not.
     let mut client = Client::connect(&socket).expect("the server outlives run");
     let info = client.call_raw("server.info", json!({})).expect("info");
     assert!(info["pid"].as_u64().is_some(), "{info}");

@@ -1,4 +1,5 @@
-//! `pane.send` and `lookout send` (SPEC §15) end to end, as an orchestrator uses them: a real
+//! `pane.send` and `lookout send` (see docs/protocol.md, `pane.send`) end to end, as an
+//! orchestrator uses them: a real
 //! `lookout serve`, agents in real PTYs under `lookout run` and in a real tmux, the real CLI.
 //! The reference client subscribes, reconciles, waits for a pane that needs input, sends, and
 //! checks the verdict against the events that followed. The agents: a fake with a real composer

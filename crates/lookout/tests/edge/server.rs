@@ -1,4 +1,4 @@
-//! Real-part tests of `lookout serve` (SPEC §4, §6, §8, §11): the real binary on a real socket with a
+//! Real-part tests of `lookout serve` (see docs/protocol.md): the real binary on a real socket with a
 //! real SQLite file in a temp dir per test. Every wire method, every error code, bad input that
 //! leaves the connection usable and the state unchanged, subscribe-then-reconcile under load,
 //! slow subscribers, permissions, 100 concurrent clients, hooks from a stand-in agent, the mirror.
@@ -700,7 +700,7 @@ fn hooks_from_a_stand_in_agent_land_and_a_shell_is_refused() {
     }
     assert_eq!(path_taken, ["working", "blocked", "working", "done"]);
     // The same hook from a plain shell pane is refused, with a reason: exit 0 (a hook never holds
-    // up its agent, §13), or 1 with --strict.
+    // up its agent), or 1 with --strict.
     c.call_raw(
         "pane.open",
         json!({"pane": "shell", "rows": 24, "cols": 80}),

@@ -1,4 +1,5 @@
-//! `lookout watch --fleet URL [--once] [--all]`: the board of every machine's panes (SPEC §16),
+//! `lookout watch --fleet URL [--once] [--all]`: the board of every machine's panes (see
+//! docs/fleet.md),
 //! drawn by the same renderer as the local board with a MACHINE column; a machine whose heartbeat
 //! is older than its TTL (or withdrawn) shows `(offline)`. Read-only: it starts no server, opens
 //! no pane and marks nothing seen. Keys: `j`/`k` or arrows select, `q` quits. Touches the outer

@@ -1,6 +1,6 @@
-//! `lookout watch [--demo] [--once]`: the live board, and lookout's one-command start (issue 5).
+//! `lookout watch [--demo] [--once]`: the live board, and lookout's one-command start.
 //!
-//! Makes sure the per-user server runs (starting it detached if none answers, §12), has it watch the
+//! Makes sure the per-user server runs (starting it detached if none answers), has it watch the
 //! tmux server when one runs (the server's own source: a board only views, so any number of boards
 //! can be open), optionally adds demo panes, then shows every pane full-screen, repainting on each
 //! event (subscribe) and once a second for the "since" column.
@@ -48,7 +48,7 @@ pub struct Args {
     /// Also show plain shells (panes with no agent that ask nothing).
     #[arg(long)]
     all: bool,
-    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    /// The fleet board: every machine's panes from this NATS server.
     #[arg(long, value_name = "URL", conflicts_with_all = ["demo", "socket"])]
     fleet: Option<String>,
     /// With --fleet: notify (the settings file's `[[notify]]` rules) for every machine's panes

@@ -1,4 +1,4 @@
-//! Drawing the board: pane states in, one frame of plain ANSI text out (SPEC §9, issue 5).
+//! Drawing the board: pane states in, one frame of plain ANSI text out.
 //!
 //! Pure: no terminal, no clock (the caller passes "now"), so a frame is unit-tested as a string.
 

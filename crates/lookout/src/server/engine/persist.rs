@@ -1,6 +1,6 @@
 //! The engine's durable side: one transaction per tick for its events and the rows of the panes
-//! they touched (events of a failed commit are held and retried; nothing unstored is published,
-//! issue 13), and event-log retention in small steps after a committed tick.
+//! they touched (events of a failed commit are held and retried; nothing unstored is published),
+//! and event-log retention in small steps after a committed tick.
 
 use super::Engine;
 use crate::server::store::PaneRow;

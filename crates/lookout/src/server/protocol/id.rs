@@ -1,4 +1,4 @@
-//! `RequestId`: a request's id kept as the exact JSON text the client sent (issue 13: through
+//! `RequestId`: a request's id kept as the exact JSON text the client sent (through
 //! `serde_json::Value` an integer past 64 bits came back a float). Part of the wire (`protocol`).
 
 use serde::Serialize;

@@ -28,7 +28,8 @@ macro_rules! methods {
         pub enum Request {
             $( $(#[$doc])* $variant($params), )*
             /// A `report.*` whose params did not parse: a report refusal (`bad_params`), unless
-            /// its pane is unknown (§4 order), so the pane id is kept when it could be read.
+            /// its pane is unknown (that refusal comes first), so the pane id is kept when it
+            /// could be read.
             BadReport {
                 /// The pane the report named, when readable.
                 pane: Option<String>,
@@ -48,7 +49,7 @@ macro_rules! methods {
         /// One example request per method (`(name, params)`), for the docs check and the tests.
         pub const EXAMPLES: &[(&str, &str)] = &[$(($name, $example)),*];
 
-        /// Feature names `hello` returns: every method, and the mirror files (§8.3). A client
+        /// Feature names `hello` returns: every method, and the mirror files. A client
         /// must see a feature before using it.
         pub const FEATURES: &[&str] = &[$($name,)* "mirror"];
 

@@ -1,4 +1,5 @@
-//! Every method's params, as the client sends them and the server reads them (SPEC §8.2). Each
+//! Every method's params, as the client sends them and the server reads them (see
+//! docs/protocol.md, Methods). Each
 //! struct is named after its method and is both written by `server/client.rs` and read by the
 //! server, so the two cannot disagree. Checks that types cannot express live in `check`.
 //! Pure data: no I/O, no world.
@@ -282,7 +283,7 @@ pub struct Keys {
 /// Default `pane.send` timeout.
 pub const DEFAULT_SEND_MS: u64 = 10_000;
 
-/// `pane.send`: type `text` into the pane once, then Enter until the agent took it (SPEC §15).
+/// `pane.send`: type `text` into the pane once, then Enter until the agent took it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PaneSend {
     /// The pane id.

@@ -1,4 +1,5 @@
-//! Every method's result, as the server writes it and `server/client.rs` reads it (SPEC §8.2).
+//! Every method's result, as the server writes it and `server/client.rs` reads it (see
+//! docs/protocol.md, Methods).
 //! Pure data: no I/O, no world.
 
 use crate::panes::PaneState;
@@ -75,7 +76,7 @@ pub struct Explanation {
     /// The state.
     #[serde(flatten)]
     pub state: PaneState,
-    /// `evidence` or `authority` (§5).
+    /// `evidence` or `authority`.
     pub policy: String,
     /// Region name → the text the rules read.
     pub regions: serde_json::Map<String, serde_json::Value>,
@@ -112,7 +113,7 @@ pub struct ServerInfo {
     pub panes: usize,
     /// Connected `notify.listen` listeners.
     pub listeners: usize,
-    /// The machine id the fleet knows this server by (SPEC §16).
+    /// The machine id the fleet knows this server by.
     pub machine: String,
     /// The fleet publisher's health (`url` without credentials, `connected`, `error`, queue), when
     /// the server publishes.
@@ -155,7 +156,7 @@ pub struct Sources {
     pub sources: Vec<SourceEntry>,
 }
 
-/// How a `pane.send` ended (SPEC §15).
+/// How a `pane.send` ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verdict {
