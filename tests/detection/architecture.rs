@@ -1,6 +1,6 @@
 //! Architecture rules that a test can hold: the core's pipeline (components, systems, resources,
-//! rules, the terminal) does no I/O, reads no wall clock and never sleeps; the core's modules
-//! import each other without a cycle; the schedule builds with ambiguity detection as an error.
+//! rules, the terminal) does no I/O, reads no wall clock and never sleeps; the modules of each
+//! crate (the core and the edge) import each other without a cycle; the schedule builds with ambiguity detection as an error.
 //! (That the core never imports the edge is the compiler's job: the edge is another crate.)
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -130,16 +130,32 @@ fn cycle_through(graph: &BTreeMap<String, BTreeSet<String>>, from: &str) -> Opti
     None
 }
 
-#[test]
-fn the_core_modules_import_each_other_without_a_cycle() {
-    let graph = module_graph(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
-    assert!(graph.contains_key("components") && graph["systems"].contains("components"));
-    let cycles: Vec<String> = graph
+/// The import cycles among the top-level modules of `src`, one line each.
+fn cycles_in(src: &Path) -> Vec<String> {
+    let graph = module_graph(src);
+    graph
         .keys()
         .filter_map(|m| cycle_through(&graph, m))
         .map(|c| c.join(" -> "))
-        .collect();
-    assert!(cycles.is_empty(), "import cycles:\n{}", cycles.join("\n"));
+        .collect()
+}
+
+#[test]
+fn the_modules_of_both_crates_import_each_other_without_a_cycle() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let core = module_graph(&root.join("src"));
+    assert!(core.contains_key("components") && core["systems"].contains("components"));
+    let edge = module_graph(&root.join("crates/lookout/src"));
+    assert!(edge.contains_key("server") && edge["cli"].contains("server"));
+    for src in [root.join("src"), root.join("crates/lookout/src")] {
+        let cycles = cycles_in(&src);
+        assert!(
+            cycles.is_empty(),
+            "import cycles in {}:\n{}",
+            src.display(),
+            cycles.join("\n")
+        );
+    }
 }
 
 #[test]

@@ -22,7 +22,7 @@ fn catalog() -> Arc<Catalog> {
 
 /// The wire parser: any line gives a request or a structured error, and its answer serializes.
 pub fn protocol(data: &[u8]) {
-    use crate::server::protocol::{Response, parse_line};
+    use crate::protocol::{Response, parse_line};
     let line = match parse_line(data) {
         Ok((id, _)) => Response::ok(&id, &serde_json::Value::Null),
         Err((id, error)) => Response::err(&id, error),

@@ -9,10 +9,15 @@ pub use lookout_core::{
 };
 
 pub mod cli;
+pub mod client;
 pub mod fleet;
 pub mod fuzzing;
 pub mod learn;
 pub mod notify;
+pub mod peer;
+pub mod private;
+pub mod protocol;
 pub mod pty;
 pub mod server;
 pub mod sources;
+pub mod units;

@@ -5,7 +5,7 @@
 
 use crate::manifest::bundled::BUNDLED;
 use crate::manifest::{CompiledFile, compile_file, read_sources};
-use crate::server::private::user_manifest_dir;
+use crate::private::user_manifest_dir;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -18,8 +18,7 @@ use std::time::{Duration, Instant};
 /// How long a client waits for a server it started to answer.
 const START_WITHIN: Duration = Duration::from_secs(10);
 
-/// The variable a spawned server finds its spawn time in.
-pub const SPAWNED_AT: &str = "LOOKOUT_SPAWNED_AT";
+use crate::private::SPAWNED_AT;
 
 /// Nanoseconds since the Unix epoch.
 pub fn now_nanos() -> u128 {

@@ -3,8 +3,8 @@
 //! `lookout explain PANE`: the same for a live pane of the server (`agent.explain`), plus its
 //! state and, when its rules may be stale (`rules_stale`), what to record.
 
+use crate::protocol::params::AgentExplain;
 use crate::rules::{Explanation, Look};
-use crate::server::protocol::params::AgentExplain;
 use anyhow::Context;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -53,7 +53,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (Some(kind_name), Some(screen_file)) = (&args.kind, &args.screen) else {
         anyhow::bail!("give a PANE, or --kind and --screen");
     };
-    let (catalog, errors) = crate::server::private::catalog(&args.manifests);
+    let (catalog, errors) = crate::private::catalog(&args.manifests);
     for e in &errors {
         eprintln!("warning: {e}");
     }

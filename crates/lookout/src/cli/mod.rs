@@ -151,9 +151,7 @@ fn connect(socket: Option<std::path::PathBuf>) -> anyhow::Result<crate::server::
 
 /// The server's manifest warnings, as one line for a person (`None` when every manifest loaded).
 fn skipped_manifests(client: &mut crate::server::Client) -> Option<String> {
-    let info = client
-        .call(&crate::server::protocol::params::ServerInfo {})
-        .ok()?;
+    let info = client.call(&crate::protocol::params::ServerInfo {}).ok()?;
     let warnings = info.manifest_warnings;
     let first = warnings.first()?;
     let log = info

@@ -2,8 +2,8 @@
 //! the oldest unread finished turn — printed, or with `--jump` brought in front (tmux), so it can
 //! be bound to a tmux key: `bind-key N run-shell 'lookout next --jump'`. Exit 1 when none does.
 
+use crate::client::panes;
 use crate::panes::{Badge, by_urgency};
-use crate::server::client::panes;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

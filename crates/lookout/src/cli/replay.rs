@@ -40,7 +40,7 @@ pub struct Args {
 
 /// Runs `lookout replay`.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let (catalog, errors) = crate::server::private::catalog(&args.manifests);
+    let (catalog, errors) = crate::private::catalog(&args.manifests);
     for e in &errors {
         eprintln!("warning: {e}");
     }

@@ -12,11 +12,11 @@
 
 use crate::cli::daemon;
 use crate::event::rfc3339;
+use crate::private::own_dir;
+use crate::protocol::params;
 use crate::pty::tmux::Socket;
 use crate::report::{ReportedState, TurnEndStatus};
 use crate::server::mirror::{self, Queued};
-use crate::server::private::own_dir;
-use crate::server::protocol::params;
 use crate::server::{
     Client, ClientError, default_mirror_dir, default_socket_path, env_socket, state_dir,
 };
@@ -364,8 +364,8 @@ fn next_seq(pane: &str, source: &str) -> anyhow::Result<u64> {
 
 fn counter(path: &Path) -> anyhow::Result<u64> {
     // Never through a planted symlink: it would overwrite the link's target.
-    let file = crate::server::private::open_rw(path)
-        .with_context(|| format!("opening {}", path.display()))?;
+    let file =
+        crate::private::open_rw(path).with_context(|| format!("opening {}", path.display()))?;
     // Two hooks firing at once must not draw the same number.
     let mut file = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusive)
         .map_err(|(_, e)| anyhow::anyhow!("locking {}: {e}", path.display()))?;

@@ -74,7 +74,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::from(e.exit_code()));
         }
     };
-    let (catalog, _) = crate::server::private::catalog(&[]);
+    let (catalog, _) = crate::private::catalog(&[]);
     // `pane.send` types through the pass-through loop, between the person's keys.
     let (inject_tx, inject_rx) = crossbeam_channel::bounded(64);
     let pane_id = pane.clone();

@@ -1,8 +1,8 @@
 //! `lookout seen PANE…|--all`: tell the server the person has seen these panes (clears `unread`,
 //! cause `seen`). A thin client of the socket.
 
-use crate::server::client::panes;
-use crate::server::protocol::params::PaneSeen;
+use crate::client::panes;
+use crate::protocol::params::PaneSeen;
 use std::path::PathBuf;
 use std::process::ExitCode;
 

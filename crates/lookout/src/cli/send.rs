@@ -2,9 +2,9 @@
 //! pane once, then Enter until the agent took it (`pane.send`), and say how it ended.
 //! A thin client of the socket; the exit code is the verdict's.
 
+use crate::protocol::params::PaneSend;
+use crate::protocol::results::Verdict;
 use crate::pty::tmux::Socket;
-use crate::server::protocol::params::PaneSend;
-use crate::server::protocol::results::Verdict;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -25,7 +25,7 @@ pub struct Args {
     #[arg(long)]
     force: bool,
     /// How long to try: `10s`, `500ms`, `1m`.
-    #[arg(long, default_value = "10s", value_parser = super::wait::parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = crate::units::parse_duration)]
     timeout: Duration,
     /// Print the whole result as JSON.
     #[arg(long)]

@@ -4,8 +4,8 @@
 //! Clients start it themselves, detached (`--detached`: a session of its own, so closing the
 //! terminal or pane that started it does not end it). Glue only: the server is `crate::server`.
 
+use crate::protocol::params;
 use crate::server::conn::ServerLock;
-use crate::server::protocol::params;
 use crate::server::{
     Client, ClientError, Config, ServeError, Server, default_db_path, default_mirror_dir,
     default_socket_path,

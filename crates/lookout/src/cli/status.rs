@@ -5,8 +5,8 @@
 //! CLI (`rules_stale` in the JSON; `lookout explain PANE` says what to record).
 
 use super::printable::printable;
-use crate::server::protocol::params;
-use crate::server::protocol::results::ServerInfo;
+use crate::protocol::params;
+use crate::protocol::results::ServerInfo;
 use serde_json::json;
 use std::fmt::Write as _;
 use std::path::PathBuf;

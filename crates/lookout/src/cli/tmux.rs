@@ -9,10 +9,10 @@
 //! is `crate::sources::tmux`. Touches the tmux CLI (to find its socket) and the server socket.
 
 use crate::cli::daemon;
+use crate::protocol::params::{SourceAttach, SourceList};
+use crate::protocol::results::Attached;
 use crate::pty::tmux::{Socket, Tmux};
 use crate::server::Client;
-use crate::server::protocol::params::{SourceAttach, SourceList};
-use crate::server::protocol::results::Attached;
 use anyhow::Context as _;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;

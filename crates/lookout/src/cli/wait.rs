@@ -3,8 +3,8 @@
 //! For scripts that hand an agent work and wait for it. A thin client of the socket.
 
 use crate::components::LifecycleState;
+use crate::protocol::params::AgentWait;
 use crate::server::ClientError;
-use crate::server::protocol::params::AgentWait;
 use anyhow::bail;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -19,7 +19,7 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', default_value = "done,blocked")]
     until: Vec<String>,
     /// How long to wait: `30s`, `500ms`, `2m`, or plain seconds.
-    #[arg(long, default_value = "30s", value_parser = parse_duration)]
+    #[arg(long, default_value = "30s", value_parser = crate::units::parse_duration)]
     timeout: Duration,
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
@@ -29,23 +29,6 @@ pub struct Args {
     fleet: Option<String>,
     #[command(flatten)]
     nats: super::fleet::NatsArgs,
-}
-
-/// Parses `30s`, `500ms`, `2m` or a bare number of seconds.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let (number, unit) = text
-        .find(|c: char| !c.is_ascii_digit())
-        .map_or((text, "s"), |i| text.split_at(i));
-    let n: u64 = number
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration like 30s or 500ms"))?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" => Ok(Duration::from_secs(n)),
-        "m" => Ok(Duration::from_secs(n.saturating_mul(60))),
-        _ => Err(format!("`{text}`: unit must be ms, s or m")),
-    }
 }
 
 /// Waits; 0 when reached, 1 on timeout.
@@ -77,20 +60,5 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::from(1))
         }
         Err(e) => Err(e.into()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations() {
-        assert_eq!(parse_duration("30s"), Ok(Duration::from_secs(30)));
-        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
-        assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
-        assert_eq!(parse_duration("7"), Ok(Duration::from_secs(7)));
-        assert!(parse_duration("7h").is_err());
-        assert!(parse_duration("x").is_err());
     }
 }

@@ -162,7 +162,7 @@ impl Publisher {
                 }
             }
             for event in events {
-                let line = crate::server::protocol::event_json(event).to_string();
+                let line = crate::protocol::event_json(event).to_string();
                 outbox.events.push_back((event.seq.0, line));
                 woke = true;
             }

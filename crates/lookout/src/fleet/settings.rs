@@ -146,7 +146,8 @@ pub fn validate(raw: RawFleet) -> Result<FleetSettings, (&'static str, String)> 
     }
     let heartbeat_ttl = match raw.heartbeat_ttl.as_deref() {
         Some(text) => Some(
-            crate::notify::settings::parse_duration(text)
+            crate::units::parse_duration(text)
+                .ok()
                 .filter(|d| *d >= Duration::from_secs(1))
                 .ok_or((
                     "heartbeat_ttl",

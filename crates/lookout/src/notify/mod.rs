@@ -14,7 +14,7 @@ mod sinks;
 use crate::components::LifecycleState;
 use crate::event::{Change, Event};
 use crate::panes::PaneState;
-use crate::server::conn::Peer;
+use crate::peer::Peer;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError};
 use serde_json::{Value, json};
 use settings::{Rule, Settings, Sink, Trigger, glob};
@@ -323,7 +323,7 @@ fn applies(rule: &Rule, state: &PaneState) -> bool {
 pub fn describe(event: Option<&Event>, state: &PaneState, trigger: &str) -> Value {
     let mut v = json!({"trigger": trigger, "pane": state.pane, "state": state});
     if let Some(event) = event {
-        v["event"] = crate::server::protocol::event_json(event);
+        v["event"] = crate::protocol::event_json(event);
     }
     v
 }

@@ -136,7 +136,7 @@ impl std::fmt::Display for SettingsError {
 
 /// `$XDG_CONFIG_HOME/lookout/config.toml` (or `~/.config/lookout/config.toml`).
 pub fn default_path() -> Option<PathBuf> {
-    crate::server::private::user_manifest_dir().and_then(|d| Some(d.parent()?.join("config.toml")))
+    crate::private::user_manifest_dir().and_then(|d| Some(d.parent()?.join("config.toml")))
 }
 
 /// The default `tmux` message.
@@ -279,22 +279,11 @@ fn line_of_table(text: &str, i: usize) -> Option<usize> {
         .map(|(n, _)| n + 1)
 }
 
-/// `500ms`, `90s`, `3m`, `1h` (one number, one unit; at least one second, at most a day).
+/// A reminder or timer duration (`90s`, `3m`, `1h`): at least one second, at most a day.
 pub fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit())?;
-    let (n, unit) = text.split_at(split);
-    let n: u64 = n.parse().ok()?;
-    let d = match unit {
-        "ms" => Duration::from_millis(n),
-        "s" => Duration::from_secs(n),
-        "m" => Duration::from_secs(n.checked_mul(60)?),
-        "h" => Duration::from_secs(n.checked_mul(3600)?),
-        _ => return None,
-    };
-    (Duration::from_secs(1)..=Duration::from_secs(86_400))
-        .contains(&d)
-        .then_some(d)
+    crate::units::parse_duration(text)
+        .ok()
+        .filter(|d| (Duration::from_secs(1)..=Duration::from_secs(86_400)).contains(d))
 }
 
 /// Whether `name` matches the glob `pattern` (`*` any run, `?` one character).

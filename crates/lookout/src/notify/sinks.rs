@@ -89,7 +89,7 @@ fn exec(command: &[String], state: &PaneState, body: &Value) -> Result<(), Strin
     let mut cmd = Command::new(program);
     cmd.args(args)
         // The server's own start-up variable is not the command's business.
-        .env_remove(crate::cli::daemon::SPAWNED_AT)
+        .env_remove(crate::private::SPAWNED_AT)
         .env("LOOKOUT_PANE", &state.pane)
         .env("LOOKOUT_KIND", state.kind.as_deref().unwrap_or(""))
         .env("LOOKOUT_STATE", state.lifecycle.name())

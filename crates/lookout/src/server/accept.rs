@@ -3,8 +3,8 @@
 //! spinning on `EMFILE` and every client being refused), and `EMFILE`/`ENFILE` back off instead of
 //! spinning. At start the soft open-file limit is raised to the hard one. Edge only.
 
+use crate::protocol::{RequestId, Response, WireError};
 use crate::server::conn::{Incoming, serve};
-use crate::server::protocol::{RequestId, Response, WireError};
 use crossbeam_channel::Sender;
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use std::io::Write;

@@ -6,10 +6,10 @@
 //! drains the connection's bounded queue. The world thread only ever `try_send`s into that
 //! queue, so a slow client can never stall the tick (see docs/behaviour.md, Events).
 
+use crate::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};
+pub use crate::peer::{EVENT_QUEUE, Peer};
+use crate::protocol::{MAX_LINE, Request, RequestId, WireError, parse_line};
 use crate::server::accept::Slot;
-use crate::server::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};
-pub use crate::server::peer::{EVENT_QUEUE, Peer};
-use crate::server::protocol::{MAX_LINE, Request, RequestId, WireError, parse_line};
 use crossbeam_channel::{Receiver, Sender, bounded};
 use std::io::{self, BufRead, BufReader};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
@@ -57,7 +57,7 @@ pub fn bind(path: &Path, own_dir: bool) -> Result<(UnixListener, ServerLock), Bi
             )));
         }
         if own_dir {
-            crate::server::private::own_dir(dir).map_err(BindError::Io)?;
+            crate::private::own_dir(dir).map_err(BindError::Io)?;
         } else if !dir.exists() {
             std::fs::DirBuilder::new()
                 .mode(0o700)

@@ -9,14 +9,14 @@
 
 use crate::event::{Change, Event, EventSeq};
 use crate::panes;
+use crate::protocol::params;
+use crate::protocol::results::{Ack, Applied, Opened, ServerInfo, Snapshot, Storage};
+use crate::protocol::{Request, RequestId, WireError, event_line};
 use crate::report::{Answer, Report, ReportBody};
 use crate::resources::Ticket;
 use crate::server::conn::{Incoming, Peer};
 use crate::server::handlers;
 use crate::server::mirror::{self, Ingested};
-use crate::server::protocol::params;
-use crate::server::protocol::results::{Ack, Applied, Opened, ServerInfo, Snapshot, Storage};
-use crate::server::protocol::{Request, RequestId, WireError, event_line};
 use crate::server::send::Sends;
 use crate::server::sources::{Sources, record_instance, same_instance};
 use crate::server::store::Store;

@@ -4,10 +4,10 @@
 //! world thread between ticks (`engine` routes to them); no I/O.
 
 use crate::panes::{self, PaneState};
+use crate::protocol::params::{self, ProcessKind};
+use crate::protocol::results::{Ack, Explanation, Generation, Hello};
+use crate::protocol::{FEATURES, PROTOCOL_VERSION, WireError};
 use crate::resources::ProcessEvent;
-use crate::server::protocol::params::{self, ProcessKind};
-use crate::server::protocol::results::{Ack, Explanation, Generation, Hello};
-use crate::server::protocol::{FEATURES, PROTOCOL_VERSION, WireError};
 use bevy_ecs::world::World;
 use serde_json::Value;
 use std::time::Instant;

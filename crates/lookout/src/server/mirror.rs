@@ -10,8 +10,8 @@
 //! announcement and the report after it survive together. A bad file is moved aside as
 //! `<name>.bad` and reported, never a panic. Touches the mirror directory only.
 
-use crate::server::private;
-use crate::server::protocol::{MAX_LINE, Method, Request, parse_request};
+use crate::private;
+use crate::protocol::{MAX_LINE, Method, Request, parse_request};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::fs;

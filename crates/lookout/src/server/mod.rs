@@ -14,22 +14,19 @@
 //! never in the core.
 
 pub mod accept;
-pub mod client;
 pub mod conn;
 pub mod dblock;
 pub mod engine;
 mod handlers;
 pub mod mirror;
-pub mod peer;
-pub mod private;
-pub mod protocol;
 mod send;
 pub mod sources;
 pub mod store;
 pub mod subscribe;
 pub mod versions;
 
-pub use client::{Client, ClientError};
+pub use crate::client::{Client, ClientError};
+use crate::{private, protocol};
 
 use crate::manifest::ManifestError;
 use crossbeam_channel::{Sender, bounded, unbounded};
@@ -261,7 +258,7 @@ impl Server {
             }
             None => (None, None),
         };
-        let (catalog, errors) = crate::server::private::catalog(&config.manifests);
+        let (catalog, errors) = crate::private::catalog(&config.manifests);
         // Bound last, so a client that can connect finds a server ready to answer.
         let own_dir = config.socket.parent() == default_socket_path().parent();
         let (listener, lock) = conn::bind(&config.socket, own_dir).map_err(|e| match e {

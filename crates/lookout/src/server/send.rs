@@ -16,10 +16,10 @@
 use crate::components::{ComposerState, LifecycleState};
 use crate::event::{Change, Event};
 use crate::panes::{Liveness, PaneState};
-use crate::server::peer::Peer;
-use crate::server::protocol::params::{Keys, PaneSend};
-use crate::server::protocol::results::{Sent, Verdict};
-use crate::server::protocol::{RequestId, keys_line};
+use crate::peer::Peer;
+use crate::protocol::params::{Keys, PaneSend};
+use crate::protocol::results::{Sent, Verdict};
+use crate::protocol::{RequestId, keys_line};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 

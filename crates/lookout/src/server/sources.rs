@@ -9,9 +9,9 @@
 //! a new pane). Touches threads, the store and, through the sources, tmux and `/proc`.
 
 use crate::manifest::Catalog;
+use crate::protocol::results::{self, Attached, SourceEntry};
 use crate::pty::tmux::{Socket, Tmux};
 use crate::server::Client;
-use crate::server::protocol::results::{self, Attached, SourceEntry};
 use crate::server::store::{Store, StoreError, ctx};
 use crate::sources::poller::{Connect, Poller};
 use crate::sources::tmux::{self as tmux_source, TmuxSource};

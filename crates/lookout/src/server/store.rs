@@ -8,7 +8,7 @@
 use crate::components::{Attention, Cause, Labels, Lifecycle, LifecycleState};
 use crate::event::{Event, rfc3339};
 use crate::panes::Restore;
-use crate::server::protocol::event_json;
+use crate::protocol::event_json;
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::Path;
 use std::time::{Duration, SystemTime};

@@ -6,8 +6,8 @@
 
 use crate::components::LifecycleState;
 use crate::panes::PaneState;
-use crate::server::conn::Peer;
-use crate::server::protocol::{RequestId, WireError};
+use crate::peer::Peer;
+use crate::protocol::{RequestId, WireError};
 use std::time::Instant;
 
 #[derive(Debug)]

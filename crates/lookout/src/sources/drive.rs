@@ -7,8 +7,8 @@
 //! whatever its typist touches.
 
 use super::poller::Connect;
-use crate::server::protocol::Method;
-use crate::server::protocol::params::{Keys, PaneDrive, PaneTyped};
+use crate::protocol::Method;
+use crate::protocol::params::{Keys, PaneDrive, PaneTyped};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use serde::Serialize;
 use std::collections::BTreeMap;

@@ -16,7 +16,7 @@ pub mod pty;
 pub mod tmux;
 mod tmux_options;
 
-use crate::server::{Client, ClientError};
+use crate::client::{Client, ClientError};
 use std::time::Instant;
 
 /// One pane as its source lists it.

@@ -6,11 +6,11 @@
 
 use super::drive::Driver;
 use super::{Listed, Next, PaneSource};
+use crate::client::{Client, ClientError};
 use crate::components::LifecycleState;
+use crate::protocol::params::{self, ProcessKind};
+use crate::protocol::{Method, results::Snapshot};
 use crate::pty::probe::{Change, Groups, Identify, Probe, ProcFs};
-use crate::server::protocol::params::{self, ProcessKind};
-use crate::server::protocol::{Method, results::Snapshot};
-use crate::server::{Client, ClientError};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -12,10 +12,10 @@
 use super::drive::Typist;
 use super::poller::{Connect, Poller};
 use super::{Listed, Next, PaneSource};
+use crate::client::{Client, ClientError};
 use crate::manifest::Catalog;
+use crate::protocol::params;
 use crate::rules::Grid;
-use crate::server::protocol::params;
-use crate::server::{Client, ClientError};
 use crate::terminal::Terminal;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;

@@ -14,11 +14,11 @@
 use super::drive::Typist;
 use super::tmux_options::{self, Options};
 use super::{Listed, Next, PaneSource};
+use crate::client::{Client, ClientError};
+use crate::protocol::params;
+use crate::protocol::results::Snapshot;
 use crate::pty::probe::ProcFs;
 use crate::pty::tmux::{self, PaneInfo, Tmux};
-use crate::server::protocol::params;
-use crate::server::protocol::results::Snapshot;
-use crate::server::{Client, ClientError};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

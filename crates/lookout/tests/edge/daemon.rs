@@ -12,9 +12,9 @@ use crate::support::fake_claude::fake_claude;
 use crate::support::pty::Outer;
 use crate::support::tmux::Tmux;
 use crate::support::{LOOKOUT, wait_until};
+use lookout::client::panes;
 use lookout::panes::{Liveness, PaneState};
 use lookout::server::Client;
-use lookout::server::client::panes;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -182,7 +182,7 @@ fn is(home: &Home, pane: &str, kind: &str, lifecycle: &str) -> bool {
 
 /// Makes a sentinel event on a pane of its own, then reads `events` up to it: none may be about
 /// `pane`. The way to prove "nothing happened" without waiting a fixed time.
-fn no_event_for(home: &Home, events: lookout::server::client::Events, pane: &str, why: &str) {
+fn no_event_for(home: &Home, events: lookout::client::Events, pane: &str, why: &str) {
     let mut client = home.client().expect("client");
     let open = json!({"pane": "sentinel", "rows": 5, "cols": 20});
     client.call_raw("pane.open", open).expect("open");

@@ -4,7 +4,7 @@
 
 use crate::support::server::Served;
 use crate::support::{LOOKOUT, wait_until};
-use lookout::server::client::panes;
+use lookout::client::panes;
 use serde_json::json;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -6,8 +6,8 @@ use crate::support::fake_claude::fake_claude;
 use crate::support::pty::Outer;
 use crate::support::server::Served;
 use crate::support::{LOOKOUT, wait_until};
+use lookout::client::panes;
 use lookout::server::Client;
-use lookout::server::client::panes;
 use serde_json::json;
 use std::path::Path;
 

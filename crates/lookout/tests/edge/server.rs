@@ -5,8 +5,8 @@
 
 use crate::support::server::*;
 use crate::support::{LOOKOUT, wait_until};
+use lookout::protocol::parse_line;
 use lookout::server::Client;
-use lookout::server::protocol::parse_line;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -25,7 +25,7 @@ fn served(tick_ms: u64) -> (tempfile::TempDir, Served) {
 /// unknown method, as the docs say.
 #[test]
 fn every_feature_of_the_table_is_documented_parsed_and_answered() {
-    use lookout::server::protocol::{EXAMPLES, FEATURES};
+    use lookout::protocol::{EXAMPLES, FEATURES};
     let docs = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../docs/protocol.md"

@@ -7,7 +7,7 @@ use crate::support::fake_claude::fake_claude;
 use crate::support::server::Served;
 use crate::support::tmux::Tmux;
 use crate::support::wait_until;
-use lookout::server::client::panes;
+use lookout::client::panes;
 use serde_json::json;
 use std::path::Path;
 use std::process::{Command, Stdio};

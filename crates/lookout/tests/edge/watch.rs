@@ -135,7 +135,7 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
     wait_until(
         "the board's own tmux pane",
         || {
-            lookout::server::client::panes(&mut client)
+            lookout::client::panes(&mut client)
                 .expect("pane.list")
                 .1
                 .iter()

@@ -160,7 +160,7 @@ struct Remote {
 impl Remote {
     fn start() -> anyhow::Result<Remote> {
         let dir = crate::server::state_dir().join("fleet-board");
-        crate::server::private::own_dir(&dir)?;
+        crate::private::own_dir(&dir)?;
         let notifier = crate::notify::start(crate::notify::settings::default_path(), dir)?;
         Ok(Remote { notifier })
     }

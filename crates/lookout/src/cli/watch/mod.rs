@@ -14,11 +14,11 @@ mod fleet;
 pub mod render;
 
 use crate::cli::daemon;
+use crate::client::{Client, panes};
 use crate::panes::PaneState;
+use crate::protocol::params::PaneSeen;
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
 use crate::pty::tmux::{Socket, Tmux};
-use crate::server::client::{Client, panes};
-use crate::server::protocol::params::PaneSeen;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use render::View;
 use std::collections::HashMap;

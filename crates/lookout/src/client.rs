@@ -6,8 +6,8 @@
 //! [`Client::subscribe`] turns the connection into an event stream. Touches one Unix socket only.
 
 use crate::panes::PaneState;
-use crate::server::protocol::results::Snapshot;
-use crate::server::protocol::{Method, Response, WireError, params};
+use crate::protocol::results::Snapshot;
+use crate::protocol::{Method, Response, WireError, params};
 use serde_json::{Value, json};
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;

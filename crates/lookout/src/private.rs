@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+/// The variable a server spawned by a client finds its spawn time in (and that the commands it
+/// runs for notifications must not inherit).
+pub const SPAWNED_AT: &str = "LOOKOUT_SPAWNED_AT";
+
 /// `$XDG_CONFIG_HOME/lookout/manifests` (or `~/.config/lookout/manifests`): the user's own manifests.
 pub fn user_manifest_dir() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")

@@ -7,7 +7,7 @@
 //! [`STUCK_AFTER`], or passes [`HARD_UNSENT`], is dropped: its queue is discarded and the final
 //! `too_slow` line is the next thing written. The world thread only ever `try_send`s here.
 
-use crate::server::protocol::{RequestId, Response, WireError, too_slow_line};
+use crate::protocol::{RequestId, Response, WireError, too_slow_line};
 use crossbeam_channel::{Receiver, Sender, TrySendError, bounded};
 use std::io::{self, BufWriter, Write};
 use std::os::unix::net::UnixStream;
