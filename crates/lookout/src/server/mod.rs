@@ -2,7 +2,8 @@
 //!
 //! - `protocol`: the wire types, version and features (pure).
 //! - `client`: the blocking client every CLI and pane source uses.
-//! - `conn`: the listener and the per-connection reader/writer threads.
+//! - `conn`: the listener and the per-connection reader/writer threads; `queues`: their requests,
+//!   one queue per connection served in turn, hook reports first.
 //! - `engine`: the world thread — requests between ticks, the tick, persistence, fan-out;
 //!   `handlers` and `subscribe` hold its simpler parts.
 //! - `store`: SQLite (§7); `mirror`: the JSON mirror fallback (§8.3).
@@ -21,6 +22,7 @@ pub mod mirror;
 pub mod peer;
 pub mod private;
 pub mod protocol;
+pub mod queues;
 mod send;
 pub mod sources;
 pub mod store;
@@ -30,7 +32,7 @@ pub mod versions;
 pub use client::{Client, ClientError};
 
 use crate::manifest::ManifestError;
-use crossbeam_channel::{Sender, bounded, unbounded};
+use crossbeam_channel::{Sender, bounded};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -342,16 +344,17 @@ impl Server {
             _lock,
             ..
         } = self;
-        let (requests_tx, requests_rx) = unbounded();
+        let (queues, bell) = queues::Queues::new();
         let stop_accepting = Arc::new(AtomicBool::new(false));
         let flag = stop_accepting.clone();
+        let readers = queues.clone();
         std::thread::Builder::new()
             .name("lookout-accept".into())
-            .spawn(move || accept::accept_loop(listener, requests_tx, flag))
+            .spawn(move || accept::accept_loop(listener, readers, flag))
             .map_err(ServeError::Thread)?;
         watch_socket(&config.socket, Stopper(stop_tx.clone()));
         engine.resume_sources();
-        let sources = engine.run(requests_rx, stop_rx, config.tick);
+        let sources = engine.run(&queues, &bell, stop_rx, config.tick);
         // Wake the acceptor so it sees the flag, then take the socket away.
         stop_accepting.store(true, Ordering::Relaxed);
         let _ = UnixStream::connect(&config.socket);

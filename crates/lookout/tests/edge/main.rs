@@ -4,6 +4,7 @@
 mod attention;
 mod check;
 mod daemon;
+mod fairness;
 mod fleet;
 mod fuzz_smoke;
 mod hardening;
