@@ -223,7 +223,7 @@ fn deliver(args: &Args) -> anyhow::Result<Outcome> {
         }
     };
     // A hook must never hang its agent: the server answers within its early-report hold (1.5 s).
-    client.set_read_timeout(Some(ANSWER_WITHIN))?;
+    client.answer_within(Some(ANSWER_WITHIN))?;
     let mut answer = Value::Null;
     for q in requests {
         match client.call_raw(&q.method, q.params) {

@@ -3,6 +3,7 @@
 
 mod attention;
 mod check;
+mod client_deadlines;
 mod daemon;
 mod fairness;
 mod fleet;
