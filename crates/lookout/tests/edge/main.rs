@@ -15,6 +15,7 @@ mod persistence;
 mod pty_acceptance;
 mod pty_record;
 mod pty_run;
+mod report_fallback;
 mod run_limits;
 mod run_server;
 mod send;
