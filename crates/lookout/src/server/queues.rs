@@ -1,8 +1,9 @@
 //! Fair service: the requests every connection's reader hands to the world thread wait here, one
 //! queue per connection, served round-robin, so a connection that pipelines costly requests
 //! (`pane.list` at a thousand panes) delays another connection's request by at most one of its
-//! own. Hook reports (`report.*`) wait in a queue of their own that is served first: an agent's
-//! hook must never wait behind a board's listing. A request whose connection is gone (closed, or
+//! own. A connection whose next request is a hook report (`report.*`) is served first: an
+//! agent's hook must never wait behind a board's listing (a connection's own requests keep
+//! their order). A request whose connection is gone (closed, or
 //! dropped as too slow) is discarded instead of worked off. How many requests one connection may
 //! have waiting is bounded by its reader (`peer::IN_FLIGHT`), not here. Touches no I/O.
 
@@ -30,14 +31,14 @@ impl ConnId {
 
 #[derive(Debug, Default)]
 struct Inner {
-    /// Ordinary requests, per connection (only connections with requests waiting).
+    /// Each connection's requests in the order it sent them (only connections with some waiting).
     conns: HashMap<ConnId, VecDeque<Incoming>>,
-    /// The connections with requests waiting, in the order they are served next.
+    /// Connections whose next request is a hook report, in the order they are served.
+    urgent: VecDeque<ConnId>,
+    /// The other connections with requests waiting, in the order they are served (round-robin).
     ring: VecDeque<ConnId>,
-    /// Hook reports, first come first served.
-    reports: VecDeque<Incoming>,
-    /// Reports served since the last ordinary request.
-    reports_in_a_row: u32,
+    /// Urgent turns served since the last ordinary one.
+    urgent_in_a_row: u32,
 }
 
 /// The queues, shared by every connection's reader (pushing) and the world thread (taking).
@@ -56,6 +57,19 @@ fn is_report(request: &Request) -> bool {
             | Request::ReportTurnEnd(_)
             | Request::BadReport { .. }
     )
+}
+
+impl Inner {
+    /// Puts `conn` in line by its next request: reports in the urgent line.
+    fn line_up(&mut self, conn: ConnId) {
+        match self.conns.get(&conn).and_then(VecDeque::front) {
+            Some(next) if is_report(&next.request) => self.urgent.push_back(conn),
+            Some(_) => self.ring.push_back(conn),
+            None => {
+                self.conns.remove(&conn);
+            }
+        }
+    }
 }
 
 impl Queues {
@@ -78,14 +92,10 @@ impl Queues {
     pub fn push(&self, conn: ConnId, incoming: Incoming) {
         {
             let mut inner = self.lock();
-            if is_report(&incoming.request) {
-                inner.reports.push_back(incoming);
-            } else {
-                let queue = inner.conns.entry(conn).or_default();
-                queue.push_back(incoming);
-                if queue.len() == 1 {
-                    inner.ring.push_back(conn);
-                }
+            let queue = inner.conns.entry(conn).or_default();
+            queue.push_back(incoming);
+            if queue.len() == 1 {
+                inner.line_up(conn);
             }
         }
         let _ = self.bell.try_send(());
@@ -94,32 +104,27 @@ impl Queues {
     /// Forgets what connection `conn` still had waiting (it closed); returns how many.
     pub fn close(&self, conn: ConnId) -> usize {
         let mut inner = self.lock();
+        inner.urgent.retain(|c| *c != conn);
         inner.ring.retain(|c| *c != conn);
-        let dropped = inner.conns.remove(&conn).map_or(0, |q| q.len());
-        let before = inner.reports.len();
-        inner.reports.retain(|r| !r.peer.is_gone());
-        dropped + before - inner.reports.len()
+        inner.conns.remove(&conn).map_or(0, |q| q.len())
     }
 
-    /// The next request to serve: a report first (up to a bound in a row), else the next
-    /// connection's oldest. Requests of connections that are gone are discarded on the way.
+    /// The next request to serve: the oldest of the next connection in line — one whose next
+    /// request is a report first (up to a bound in a row), else round-robin. A connection's own
+    /// requests keep their order. Requests of connections that are gone are discarded.
     pub fn next(&self) -> Option<Incoming> {
         let mut inner = self.lock();
         loop {
-            let report_first = inner.reports_in_a_row < REPORTS_IN_A_ROW || inner.ring.is_empty();
-            if report_first && let Some(report) = inner.reports.pop_front() {
-                inner.reports_in_a_row += 1;
-                if report.peer.is_gone() {
-                    continue;
-                }
-                return Some(report);
-            }
-            inner.reports_in_a_row = 0;
-            let conn = inner.ring.pop_front()?;
-            let Some(queue) = inner.conns.get_mut(&conn) else {
-                continue;
+            let urgent = !inner.urgent.is_empty()
+                && (inner.urgent_in_a_row < REPORTS_IN_A_ROW || inner.ring.is_empty());
+            let conn = if urgent {
+                inner.urgent_in_a_row += 1;
+                inner.urgent.pop_front()?
+            } else {
+                inner.urgent_in_a_row = 0;
+                inner.ring.pop_front()?
             };
-            let Some(incoming) = queue.pop_front() else {
+            let Some(incoming) = inner.conns.get_mut(&conn).and_then(VecDeque::pop_front) else {
                 inner.conns.remove(&conn);
                 continue;
             };
@@ -127,11 +132,7 @@ impl Queues {
                 inner.conns.remove(&conn);
                 continue;
             }
-            if queue.is_empty() {
-                inner.conns.remove(&conn);
-            } else {
-                inner.ring.push_back(conn);
-            }
+            inner.line_up(conn);
             return Some(incoming);
         }
     }
@@ -163,12 +164,14 @@ mod tests {
         let (pa, _wa, _) = peer::pair();
         let (pb, _wb, _) = peer::pair();
         let (pc, _wc, _) = peer::pair();
+        let (d, pd) = (ConnId::fresh(), peer::pair().0);
         for n in 0..3 {
             queues.push(
                 a,
                 incoming(&format!(r#"{{"id":"a{n}","method":"pane.list"}}"#), &pa),
             );
         }
+        let report = r#"{"id":"r0","method":"report.session","params":{"pane":"x","source":"cli:claude","session":"s"}}"#;
         queues.push(
             b,
             incoming(
@@ -176,17 +179,20 @@ mod tests {
                 &pb,
             ),
         );
+        queues.push(b, incoming(&report.replace("r0", "r1"), &pb));
         queues.push(c, incoming(r#"{"id":"c0","method":"pane.list"}"#, &pc));
-        let report = r#"{"id":"r0","method":"report.session","params":{"pane":"x","source":"cli:claude","session":"s"}}"#;
         queues.push(c, incoming(report, &pc));
         pc.set_gone();
-        queues.push(b, incoming(&report.replace("r0", "r1"), &pb));
+        queues.push(d, incoming(&report.replace("r0", "r2"), &pd));
         let order: Vec<String> = std::iter::from_fn(|| queues.next())
             .map(|i| id(&i))
             .collect();
+        // d's report first; b's report right after its own earlier request; c is gone.
         assert_eq!(
             order,
-            [r#""r1""#, r#""a0""#, r#""b0""#, r#""a1""#, r#""a2""#]
+            [
+                r#""r2""#, r#""a0""#, r#""b0""#, r#""r1""#, r#""a1""#, r#""a2""#
+            ]
         );
     }
 }
