@@ -79,36 +79,89 @@ fn check_peer(stream: &UnixStream, path: &Path) -> io::Result<()> {
     ))
 }
 
+/// How long a connect may wait for the server to accept: a stopped or swamped server must not
+/// hang its clients.
+pub const CONNECT_WITHIN: Duration = Duration::from_secs(5);
+
+/// Connects without blocking past `within`: a Unix socket whose backlog is full (a stopped server)
+/// refuses a non-blocking connect with `EAGAIN` instead of blocking, so it is tried again until
+/// the deadline.
+fn connect_within(path: &Path, within: Duration) -> io::Result<UnixStream> {
+    use nix::errno::Errno;
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, UnixAddr, connect, socket};
+    let addr = UnixAddr::new(path).map_err(io::Error::from)?;
+    let end = std::time::Instant::now() + within;
+    loop {
+        let fd = socket(
+            AddressFamily::Unix,
+            SockType::Stream,
+            SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+            None,
+        )
+        .map_err(io::Error::from)?;
+        match connect(std::os::fd::AsRawFd::as_raw_fd(&fd), &addr) {
+            Ok(()) => {
+                let stream = UnixStream::from(fd);
+                stream.set_nonblocking(false)?;
+                return Ok(stream);
+            }
+            Err(Errno::EAGAIN) if std::time::Instant::now() < end => {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Err(Errno::EAGAIN) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the server on {} did not accept the connection within {} s (stopped or swamped?)",
+                        path.display(),
+                        within.as_secs_f32()
+                    ),
+                ));
+            }
+            Err(e) => return Err(io::Error::from(e)),
+        }
+    }
+}
+
 /// A connection to `lookout serve`.
 #[derive(Debug)]
 pub struct Client {
     reader: BufReader<UnixStream>,
     writer: UnixStream,
     next_id: u64,
+    /// How long a call waits for its answer (`None`: forever), for the error that names it.
+    answer_within: Option<Duration>,
 }
 
 impl Client {
-    /// Connects to the server's socket, and checks (SO_PEERCRED) that the server runs as this
-    /// user before sending anything: a socket another user planted gets nothing.
+    /// Connects to the server's socket (waiting at most [`CONNECT_WITHIN`] for it to accept), and
+    /// checks (SO_PEERCRED) that the server runs as this user before sending anything: a socket
+    /// another user planted gets nothing. Calls wait for their answers forever until
+    /// [`Client::answer_within`] bounds them.
     pub fn connect(path: &Path) -> io::Result<Client> {
-        let stream = UnixStream::connect(path)?;
+        let stream = connect_within(path, CONNECT_WITHIN)?;
         check_peer(&stream, path)?;
         let writer = stream.try_clone()?;
         Ok(Client {
             reader: BufReader::new(stream),
             writer,
             next_id: 0,
+            answer_within: None,
         })
+    }
+
+    /// Bounds how long each call waits to send its request and to read its answer (`None`:
+    /// forever); a call past it fails with `TimedOut`, saying which method was not answered.
+    pub fn answer_within(&mut self, within: Option<Duration>) -> io::Result<()> {
+        self.writer.set_read_timeout(within)?;
+        self.writer.set_write_timeout(within)?;
+        self.answer_within = within;
+        Ok(())
     }
 
     /// The connection's two halves, for a client that reads pushed lines itself (a driver).
     pub fn into_parts(self) -> (BufReader<UnixStream>, UnixStream) {
         (self.reader, self.writer)
-    }
-
-    /// Bounds how long a read may block (`None`: forever, the default).
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.writer.set_read_timeout(timeout)
     }
 
     /// Calls the method `params` belongs to and returns its result.
@@ -127,9 +180,27 @@ impl Client {
         let mut line = serde_json::to_vec(&json!({"id": id, "method": method, "params": params}))
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
         line.push(b'\n');
-        self.writer.write_all(&line)?;
+        let answer_within = self.answer_within;
+        let late = |e: io::Error, what: &str| match (e.kind(), answer_within) {
+            (io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut, Some(within)) => {
+                ClientError::Io(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    format!(
+                        "the server did not {what} `{method}` within {} s (stopped or swamped?)",
+                        within.as_secs_f32()
+                    ),
+                ))
+            }
+            _ => ClientError::Io(e),
+        };
+        if let Err(e) = self.writer.write_all(&line) {
+            return Err(late(e, "take"));
+        }
         loop {
-            let value = self.read_value()?;
+            let value = match self.read_value() {
+                Err(ClientError::Io(e)) => return Err(late(e, "answer")),
+                other => other?,
+            };
             // Event lines of an earlier subscription on this connection are not ours to answer.
             if value.get("id") != Some(&json!(id)) {
                 continue;
@@ -161,6 +232,8 @@ impl Client {
     /// is `Err(ClientError::Server)` with code `too_slow`.
     pub fn subscribe(mut self) -> Result<(u64, Vec<PaneState>, Events), ClientError> {
         let Snapshot { seq, panes, .. } = self.call(&params::Subscribe {})?;
+        // Events may be minutes apart: only the snapshot had a deadline.
+        self.answer_within(None)?;
         Ok((
             seq,
             panes,
@@ -178,6 +251,7 @@ impl Client {
         self.call(&params::NotifyListen {
             pane: pane.map(str::to_owned),
         })?;
+        self.answer_within(None)?;
         Ok(Events {
             reader: self.reader,
             done: false,

@@ -43,6 +43,8 @@ pub enum Out {
 #[derive(Debug, Default)]
 struct Shared {
     dropped: AtomicBool,
+    /// The client closed the connection (or it broke): nothing sent to it arrives any more.
+    gone: AtomicBool,
     unsent: AtomicUsize,
 }
 
@@ -61,6 +63,11 @@ impl Peer {
             Err(e) => Response::err(id, e),
         };
         self.send(Out::Reply(line))
+    }
+
+    /// Sends a response whose result is already encoded; false when the connection is gone.
+    pub fn reply_raw(&self, id: &RequestId, result: &serde_json::value::RawValue) -> bool {
+        self.send(Out::Reply(Response::ok_raw(id, result)))
     }
 
     /// Sends an error answer; false when the connection is gone.
@@ -82,6 +89,18 @@ impl Peer {
     /// Whether the connection was dropped as too slow.
     pub fn is_dropped(&self) -> bool {
         self.shared.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Marks the connection as closed by the client: its waiting requests are not served.
+    pub fn set_gone(&self) {
+        self.shared.gone.store(true, Ordering::Relaxed);
+        let _ = self.tx.try_send(Out::Wake);
+    }
+
+    /// Whether nothing sent to this connection can arrive any more (closed, broken, or
+    /// dropped as too slow): its waiting requests are discarded instead of served.
+    pub fn is_gone(&self) -> bool {
+        self.shared.gone.load(Ordering::Relaxed) || self.is_dropped()
     }
 
     /// Bytes queued but not yet written.
@@ -158,6 +177,9 @@ impl Writer {
             if rx.is_empty() { out.flush() } else { Ok(()) }
         };
         while let Ok(item) = rx.recv() {
+            if self.shared.gone.load(Ordering::Relaxed) {
+                break;
+            }
             if self.shared.dropped.load(Ordering::Relaxed) {
                 // Whatever was queued is discarded: the reason is the next line the client reads.
                 let _ = out
@@ -177,6 +199,7 @@ impl Writer {
                 .fetch_sub(line.len() + 1, Ordering::Relaxed)
                 - (line.len() + 1);
             if written.is_err() {
+                self.shared.gone.store(true, Ordering::Relaxed);
                 break;
             }
             if left < MAX_UNSENT {

@@ -101,6 +101,16 @@ impl Response {
         }
     }
 
+    /// A success line for a result already encoded (without the trailing newline).
+    pub fn ok_raw(id: &RequestId, result: &serde_json::value::RawValue) -> String {
+        #[derive(Serialize)]
+        struct Encoded<'a> {
+            id: &'a RequestId,
+            result: &'a serde_json::value::RawValue,
+        }
+        line(&Encoded { id, result })
+    }
+
     /// An error line (without the trailing newline).
     pub fn err(id: &RequestId, error: WireError) -> String {
         line(&Outgoing {

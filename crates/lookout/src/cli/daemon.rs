@@ -57,6 +57,9 @@ pub fn connect(socket: &Path) -> anyhow::Result<Client> {
 fn existing(socket: &Path) -> anyhow::Result<Option<Client>> {
     match Client::connect(socket) {
         Ok(client) => Ok(Some(client)),
+        // A server that is there but does not accept (stopped, swamped): starting another one
+        // could not help, and waiting longer would hang the caller.
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(anyhow::Error::new(e)),
         Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
             Err(anyhow::Error::new(e).context(format!("cannot use {}", socket.display())))
         }

@@ -140,13 +140,21 @@ pub(crate) fn print_all(text: &str) -> anyhow::Result<()> {
     }
 }
 
+/// How long a command waits for each answer of the server (a command that waits on purpose,
+/// `send` and `wait`, adds its own `--timeout`): a stopped or swamped server gets an error that
+/// says so, never a hang.
+pub(crate) const ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Connects to the server at `--socket`, else `$LOOKOUT_SOCKET`, else the default socket, starting
-/// the per-user server there when none answers.
+/// the per-user server there when none answers. Each call then waits at most
+/// [`ANSWER_WITHIN`] for its answer.
 fn connect(socket: Option<std::path::PathBuf>) -> anyhow::Result<crate::server::Client> {
     let socket = socket
         .or_else(crate::server::env_socket)
         .unwrap_or_else(crate::server::default_socket_path);
-    daemon::connect(&socket)
+    let mut client = daemon::connect(&socket)?;
+    client.answer_within(Some(ANSWER_WITHIN))?;
+    Ok(client)
 }
 
 /// The server's manifest warnings, as one line for a person (`None` when every manifest loaded).

@@ -4,9 +4,9 @@
 //!
 //! Each call announces the source's session first (a source's reports count only after it has
 //! announced) and numbers its report from a per-pane/source counter file, so a hook need not
-//! pass `--seq`. When the socket is unreachable the requests go to the JSON mirror file instead.
-//! Prints the server's answer. Never exits 2 and never waits long (see docs/hooks.md): whatever
-//! goes wrong is
+//! pass `--seq`. When the server cannot take them — unreachable, not answering within 3 s, at its
+//! connection limit, or gone mid-call — the requests go to the JSON mirror file instead.
+//! Prints the server's answer. Never exits 2 and never waits long: whatever goes wrong is
 //! logged and the exit is 0 (1 with `--strict`). Touches the socket, the counter file, the mirror
 //! directory and the report log.
 
@@ -207,28 +207,18 @@ fn deliver(args: &Args) -> anyhow::Result<Outcome> {
         Err(err) => {
             // The server comes up in the background and applies the mirror file; the hook does not wait.
             daemon::start_detached(&socket);
-            let dir = match args.mirror_dir.clone() {
-                Some(dir) => dir,
-                None => {
-                    own_dir(&state_dir())
-                        .with_context(|| "the state directory is not lookout's own".to_string())?;
-                    default_mirror_dir()
-                }
-            };
-            let path = mirror::write(&dir, &pane, &requests)
-                .with_context(|| format!("writing the mirror file in {}", dir.display()))?;
-            return Ok(Outcome::Mirrored(format!(
-                "no server on {} ({err}); report for {pane} left in {}",
-                socket.display(),
-                path.display()
-            )));
+            let why = format!("no server on {} ({err})", socket.display());
+            return mirror_them(args, &pane, &requests, &why);
         }
     };
     // A hook must never hang its agent: the server answers within its early-report hold (1.5 s).
-    client.set_read_timeout(Some(ANSWER_WITHIN))?;
+    if let Err(err) = client.answer_within(Some(ANSWER_WITHIN)) {
+        let why = format!("the server on {} ({err})", socket.display());
+        return mirror_them(args, &pane, &requests, &why);
+    }
     let mut answer = Value::Null;
-    for q in requests {
-        match client.call_raw(&q.method, q.params) {
+    for q in &requests {
+        match client.call_raw(&q.method, q.params.clone()) {
             Ok(result) => answer = result,
             Err(ClientError::Server(e)) => {
                 return Ok(Outcome::Refused(format!(
@@ -236,10 +226,34 @@ fn deliver(args: &Args) -> anyhow::Result<Outcome> {
                     q.method, e.code, e.message
                 )));
             }
-            Err(e) => return Err(e.into()),
+            // Not answered in time, the server full (it closes at once) or gone mid-call: the
+            // report waits in the mirror, which the server ingests on its next tick or its return
+            // (a report it did apply meanwhile is then refused as stale, never applied twice).
+            Err(err) => {
+                let why = format!("{} ({err})", socket.display());
+                return mirror_them(args, &pane, &requests, &why);
+            }
         }
     }
     Ok(Outcome::Delivered(answer))
+}
+
+/// Leaves `requests` in the pane's mirror file (the server ingests it on its tick or its return).
+fn mirror_them(args: &Args, pane: &str, requests: &[Queued], why: &str) -> anyhow::Result<Outcome> {
+    let dir = match args.mirror_dir.clone() {
+        Some(dir) => dir,
+        None => {
+            own_dir(&state_dir())
+                .with_context(|| "the state directory is not lookout's own".to_string())?;
+            default_mirror_dir()
+        }
+    };
+    let path = mirror::write(&dir, pane, requests)
+        .with_context(|| format!("{why}; writing the mirror file in {}", dir.display()))?;
+    Ok(Outcome::Mirrored(format!(
+        "{why}; report for {pane} left in {}",
+        path.display()
+    )))
 }
 
 /// How long a report waits for the server's answer.

@@ -49,6 +49,8 @@ pub fn exit_code(verdict: Verdict) -> u8 {
 /// Sends and prints the verdict.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(args.socket)?;
+    // The server answers when the send (the wait) is over: allow that, then the usual deadline.
+    client.answer_within(Some(args.timeout.saturating_add(super::ANSWER_WITHIN)))?;
     let pane = match std::env::var("TMUX")
         .ok()
         .and_then(|t| Socket::from_env(&t))

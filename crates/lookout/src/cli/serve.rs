@@ -112,9 +112,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     if args.reload {
         let socket = args.socket.unwrap_or_else(default_socket_path);
-        Client::connect(&socket)
-            .with_context(|| format!("no lookout server on {}", socket.display()))?
-            .call(&params::ServerReload {})?;
+        let mut client = Client::connect(&socket)
+            .with_context(|| format!("no lookout server on {}", socket.display()))?;
+        client.answer_within(Some(super::ANSWER_WITHIN))?;
+        client.call(&params::ServerReload {})?;
         println!("the server re-reads its settings");
         return Ok(ExitCode::SUCCESS);
     }
@@ -242,6 +243,7 @@ pub fn stop(socket: &std::path::Path) -> anyhow::Result<ExitCode> {
         println!("no lookout server on {}", socket.display());
         return Ok(ExitCode::SUCCESS);
     };
+    client.answer_within(Some(super::ANSWER_WITHIN))?;
     let pid = client
         .call(&params::ServerInfo {})
         .ok()

@@ -44,6 +44,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_else(crate::server::default_socket_path);
     let tmux = Tmux::new(chosen(args.socket_name));
     let mut client = daemon::connect(&socket)?;
+    client.answer_within(Some(super::ANSWER_WITHIN))?;
     let (path, _) = tmux
         .server()
         .context("no tmux server to watch (start tmux first, or pass --socket-name)")?;

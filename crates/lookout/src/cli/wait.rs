@@ -44,6 +44,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::fleet::wait(url, args.nats, &args.pane, until, args.timeout);
     }
     let mut client = super::connect(args.socket)?;
+    // The server answers when the send (the wait) is over: allow that, then the usual deadline.
+    client.answer_within(Some(args.timeout.saturating_add(super::ANSWER_WITHIN)))?;
     let timeout_ms = u64::try_from(args.timeout.as_millis()).unwrap_or(u64::MAX);
     let wait = AgentWait {
         pane: args.pane,

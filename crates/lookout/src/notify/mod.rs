@@ -8,6 +8,7 @@
 //! settings file, one state file, tmux (focus, `display-message`, bells), child processes and
 //! loopback HTTP.
 
+mod pool;
 pub mod settings;
 mod sinks;
 

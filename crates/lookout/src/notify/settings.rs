@@ -50,6 +50,8 @@ struct RawNotify {
     message: Option<String>,
     #[serde(default)]
     osc: Option<u16>,
+    #[serde(default)]
+    timeout: Option<String>,
 }
 
 /// Where a notification goes.
@@ -96,6 +98,8 @@ pub struct Rule {
     pub focused: bool,
     /// The text for `tmux`: `{pane}`, `{kind}`, `{state}`, `{labels}` are filled in.
     pub message: String,
+    /// How long one delivery may take (`None`: the sink's own limit).
+    pub timeout: Option<Duration>,
 }
 
 /// The settings in force.
@@ -259,7 +263,16 @@ fn rule(r: RawNotify) -> Result<Rule, (&'static str, String)> {
         }
         None => DEFAULT_STUCK_AFTER,
     };
+    let timeout = match r.timeout.as_deref() {
+        Some(text) => Some(
+            parse_duration(text)
+                .filter(|d| !d.is_zero())
+                .ok_or(("timeout", format!("`{text}`: like 5s, 1m (1 s to 24 h)")))?,
+        ),
+        None => None,
+    };
     Ok(Rule {
+        timeout,
         sink,
         on,
         kinds: r.kinds,

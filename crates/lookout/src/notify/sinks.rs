@@ -1,17 +1,21 @@
-//! The sinks: where one notification goes, each delivered on a short-lived thread of its own so a
-//! hung command or web server holds up nothing but itself.
+//! The sinks: where one notification goes. Each sink (a command, a URL, the bus, tmux) delivers on
+//! a bounded pool of its own (`pool`: 2 workers, 64 waiting, the oldest dropped past that), and
+//! every delivery has a time limit, so a hung command, web server or bus holds up nothing but its
+//! own two threads.
 //!
-//! - `exec`: the command, the notification JSON on stdin, `LOOKOUT_*` in its environment; killed
-//!   after 30 s.
+//! - `exec`: the command, in a process group of its own, the notification JSON on stdin,
+//!   `LOOKOUT_*` in its environment; the whole group is killed after `timeout` (30 s).
 //! - `webhook`: an HTTP/1.1 POST of the JSON to an `http://` URL (ntfy, Home Assistant, a local
-//!   relay), 5 s timeout, three tries.
+//!   relay): each connect/read/write 5 s, three tries, all within `timeout` (15 s).
 //! - `tmux` / `bell`: `display-message` on, or a BEL to the terminal of, every tmux client showing
 //!   the pane's session.
-//! - `desktop`: `Notify` on the session bus's `org.freedesktop.Notifications` (zbus).
+//! - `desktop`: `Notify` on the session bus's `org.freedesktop.Notifications` (zbus), each call
+//!   within `timeout` (5 s).
 //!
 //! Also what "the person is looking at it" means for a tmux pane: it is the active pane of the
 //! window an attached client shows. Touches child processes, loopback TCP, tmux and the session bus.
 
+use super::pool;
 use super::settings::{Rule, Sink};
 use crate::event::Event;
 use crate::panes::PaneState;
@@ -19,58 +23,66 @@ use crate::pty::tmux::Socket;
 use serde_json::Value;
 use std::io::{Read as _, Write as _};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt as _;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// How long an `exec` command may run.
+/// How long an `exec` command may run (unless its rule says otherwise).
 const EXEC_LIMIT: Duration = Duration::from_secs(30);
 /// A webhook's connect/read/write timeout, and its tries.
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(5);
 const WEBHOOK_TRIES: u32 = 3;
+/// How long a webhook may take over all its tries (unless its rule says otherwise).
+const WEBHOOK_LIMIT: Duration = Duration::from_secs(15);
+/// How long a desktop notification's bus calls may take (unless its rule says otherwise).
+const DESKTOP_LIMIT: Duration = Duration::from_secs(5);
 
 /// The notification JSON.
 pub fn body(event: Option<&Event>, state: &PaneState, trigger: &str) -> Value {
     super::describe(event, state, trigger)
 }
 
-/// Sends one notification through `rule`'s sink, in the background.
+/// Sends one notification through `rule`'s sink, in the background (its kind's pool).
 pub fn deliver(rule: &Rule, state: &PaneState, body: &Value) {
     let (sink, state, body) = (rule.sink.clone(), state.clone(), body.clone());
+    let limit = rule.timeout;
     let message = fill(
         &rule.message,
         &state,
         body["trigger"].as_str().unwrap_or(""),
     );
-    let spawned = std::thread::Builder::new()
-        .name("lookout-sink".into())
-        .spawn(move || {
-            let result = match &sink {
-                Sink::Exec(command) => exec(command, &state, &body),
-                Sink::Webhook(url) => webhook(url, &body),
-                Sink::Tmux => tmux_clients(&state.pane, |tmux, client, _| {
-                    tmux_run(tmux, &["display-message", "-c", client, &message])
-                }),
-                // Delivered by the notifier itself, to a listening terminal.
-                Sink::Terminal(_) => Ok(()),
-                Sink::Desktop => desktop(&state, &message),
-                Sink::Bell => tmux_clients(&state.pane, |_, _, tty| {
-                    std::fs::OpenOptions::new()
-                        .write(true)
-                        .open(tty)
-                        .and_then(|mut t| t.write_all(b"\x07"))
-                        .map_err(|e| format!("{tty}: {e}"))
-                }),
-            };
-            if let Err(e) = result {
-                eprintln!(
-                    "lookout: notification for {} not delivered: {e}",
-                    state.pane
-                );
-            }
-        });
-    if let Err(e) = spawned {
-        eprintln!("lookout: cannot start a notification: {e}");
-    }
+    let pool = match &sink {
+        // Delivered by the notifier itself, to a listening terminal.
+        Sink::Terminal(_) => return,
+        Sink::Exec(command) => pool::of(&format!("exec {command:?}")),
+        Sink::Webhook(url) => pool::of(&format!("webhook {url}")),
+        Sink::Desktop => pool::of("desktop"),
+        Sink::Tmux | Sink::Bell => pool::of("tmux"),
+    };
+    pool.submit(move || {
+        let result = match &sink {
+            Sink::Exec(command) => exec(command, &state, &body, limit.unwrap_or(EXEC_LIMIT)),
+            Sink::Webhook(url) => webhook(url, &body, limit.unwrap_or(WEBHOOK_LIMIT)),
+            Sink::Tmux => tmux_clients(&state.pane, |tmux, client, _| {
+                tmux_run(tmux, &["display-message", "-c", client, &message])
+            }),
+            Sink::Terminal(_) => Ok(()),
+            Sink::Desktop => desktop(&state, &message, limit.unwrap_or(DESKTOP_LIMIT)),
+            Sink::Bell => tmux_clients(&state.pane, |_, _, tty| {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(tty)
+                    .and_then(|mut t| t.write_all(b"\x07"))
+                    .map_err(|e| format!("{tty}: {e}"))
+            }),
+        };
+        if let Err(e) = result {
+            eprintln!(
+                "lookout: notification for {} not delivered: {e}",
+                state.pane
+            );
+        }
+    });
 }
 
 /// `{pane}`, `{kind}`, `{state}`, `{labels}` filled in.
@@ -82,7 +94,12 @@ pub fn fill(template: &str, state: &PaneState, trigger: &str) -> String {
         .replace("{labels}", &state.labels.join(", "))
 }
 
-fn exec(command: &[String], state: &PaneState, body: &Value) -> Result<(), String> {
+fn exec(
+    command: &[String],
+    state: &PaneState,
+    body: &Value,
+    limit: Duration,
+) -> Result<(), String> {
     let Some((program, args)) = command.split_first() else {
         return Err("empty command".into());
     };
@@ -97,23 +114,39 @@ fn exec(command: &[String], state: &PaneState, body: &Value) -> Result<(), Strin
         .env("LOOKOUT_CAUSE", state.cause.as_deref().unwrap_or(""))
         .env("LOOKOUT_LABELS", state.labels.join(", "))
         .stdin(Stdio::piped())
-        .stdout(Stdio::null());
+        .stdout(Stdio::null())
+        // A group of its own: at its time limit everything it started is killed with it.
+        .process_group(0);
     if let Some((_, pane)) = tmux_pane(&state.pane) {
         cmd.env("LOOKOUT_TMUX_TARGET", pane);
     }
     let mut child = cmd.spawn().map_err(|e| format!("{program}: {e}"))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(body.to_string().as_bytes());
+    if let Some(stdin) = child.stdin.take() {
+        // Written from a thread of its own: a command that never reads its stdin must not hold
+        // this worker past the time limit.
+        let body = body.to_string();
+        let _ = std::thread::Builder::new()
+            .name("lookout-exec-in".into())
+            .spawn(move || {
+                let mut stdin = stdin;
+                let _ = stdin.write_all(body.as_bytes());
+            });
     }
-    let end = Instant::now() + EXEC_LIMIT;
+    let end = Instant::now() + limit;
     loop {
         match child.try_wait() {
             Ok(Some(status)) if status.success() => return Ok(()),
             Ok(Some(status)) => return Err(format!("{program} exited with {status}")),
             Ok(None) if Instant::now() >= end => {
+                if let Ok(pid) = i32::try_from(child.id()) {
+                    let group = nix::unistd::Pid::from_raw(pid);
+                    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+                }
                 let _ = child.kill();
                 let _ = child.wait();
-                return Err(format!("{program} ran over {EXEC_LIMIT:?}; killed"));
+                return Err(format!(
+                    "{program} ran over {limit:?}; killed with everything it started"
+                ));
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(20)),
             Err(e) => return Err(e.to_string()),
@@ -123,9 +156,12 @@ fn exec(command: &[String], state: &PaneState, body: &Value) -> Result<(), Strin
 
 /// `Notify` on the session bus's `org.freedesktop.Notifications`: summary "lookout", the message as
 /// the body, critical urgency for a pane that waits for the person.
-fn desktop(state: &PaneState, message: &str) -> Result<(), String> {
+fn desktop(state: &PaneState, message: &str, limit: Duration) -> Result<(), String> {
     use std::collections::HashMap;
-    let bus = zbus::blocking::Connection::session().map_err(|e| format!("no session bus: {e}"))?;
+    let bus = zbus::blocking::connection::Builder::session()
+        .map(|b| b.method_timeout(limit))
+        .and_then(zbus::blocking::connection::Builder::build)
+        .map_err(|e| format!("no session bus: {e}"))?;
     let urgency: u8 = if state.input_required { 2 } else { 1 };
     let mut hints: HashMap<&str, zbus::zvariant::Value<'_>> = HashMap::new();
     hints.insert("urgency", urgency.into());
@@ -144,7 +180,7 @@ fn desktop(state: &PaneState, message: &str) -> Result<(), String> {
     .map_err(|e| format!("org.freedesktop.Notifications: {e}"))
 }
 
-fn webhook(url: &str, body: &Value) -> Result<(), String> {
+fn webhook(url: &str, body: &Value, limit: Duration) -> Result<(), String> {
     let rest = url.strip_prefix("http://").ok_or("only http:// URLs")?;
     let (authority, path) = rest
         .split_once('/')
@@ -157,11 +193,16 @@ fn webhook(url: &str, body: &Value) -> Result<(), String> {
         env!("CARGO_PKG_VERSION")
     );
     let mut last = String::new();
+    let end = Instant::now() + limit;
     for attempt in 0..WEBHOOK_TRIES {
         if attempt > 0 {
             std::thread::sleep(Duration::from_secs(u64::from(attempt)));
         }
-        match post(authority, &request) {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!("{url}: no answer within {limit:?} ({last})"));
+        }
+        match post(authority, &request, left.min(WEBHOOK_TIMEOUT)) {
             Ok(status) if (200..300).contains(&status) => return Ok(()),
             // A client error will not get better by trying again.
             Ok(status) if (400..500).contains(&status) => {
@@ -175,15 +216,15 @@ fn webhook(url: &str, body: &Value) -> Result<(), String> {
 }
 
 /// One POST; the response's status code.
-fn post(authority: &str, request: &str) -> std::io::Result<u16> {
+fn post(authority: &str, request: &str, timeout: Duration) -> std::io::Result<u16> {
     use std::net::ToSocketAddrs as _;
     let addr = authority
         .to_socket_addrs()?
         .next()
         .ok_or_else(|| std::io::Error::other("no address"))?;
-    let mut stream = TcpStream::connect_timeout(&addr, WEBHOOK_TIMEOUT)?;
-    stream.set_read_timeout(Some(WEBHOOK_TIMEOUT))?;
-    stream.set_write_timeout(Some(WEBHOOK_TIMEOUT))?;
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
     stream.write_all(request.as_bytes())?;
     let mut head = [0u8; 64];
     let n = stream.read(&mut head)?;

@@ -306,12 +306,30 @@ fn yes() -> bool {
     true
 }
 
+/// The first character of `text` that `pane.send` refuses to type, with its byte offset: a
+/// control character other than tab and newline — ESC (which would end a bracketed paste early or
+/// start any terminal sequence), CR (Enter), DEL, the rest of C0, and C1 (U+0080..U+009F, CSI
+/// among them). Enter is pressed by the send's own `submit`, never by the text.
+pub fn refused_in_text(text: &str) -> Option<(usize, char)> {
+    text.char_indices()
+        .find(|&(_, c)| c.is_control() && c != '\t' && c != '\n')
+}
+
 impl PaneSend {
     pub(super) fn check(&self) -> Result<(), WireError> {
         if self.text.is_empty() && !self.submit {
             return Err(WireError::new(
                 "bad_request",
                 "pane.send: nothing to do (empty `text` and `submit: false`)",
+            ));
+        }
+        if let Some((at, c)) = refused_in_text(&self.text) {
+            return Err(WireError::new(
+                "bad_params",
+                format!(
+                    "pane.send: `text` holds the control character U+{:04X} at byte {at}; only tab and newline are typed (Enter is `submit`'s, never the text's); nothing was typed",
+                    u32::from(c)
+                ),
             ));
         }
         Ok(())

@@ -4,8 +4,8 @@
 //! spinning. At start the soft open-file limit is raised to the hard one. Edge only.
 
 use crate::protocol::{RequestId, Response, WireError};
-use crate::server::conn::{Incoming, serve};
-use crossbeam_channel::Sender;
+use crate::server::conn::serve;
+use crate::server::queues::Queues;
 use nix::sys::resource::{Resource, getrlimit, setrlimit};
 use std::io::Write;
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -51,7 +51,7 @@ pub fn connection_cap() -> usize {
 }
 
 /// Accepts connections until `stop` is set (the stopper then connects once to wake `accept`).
-pub fn accept_loop(listener: UnixListener, to_world: Sender<Incoming>, stop: Arc<AtomicBool>) {
+pub fn accept_loop(listener: UnixListener, queues: Queues, stop: Arc<AtomicBool>) {
     let cap = connection_cap();
     let live = Arc::new(AtomicUsize::new(0));
     let mut out_of_fds = false;
@@ -78,10 +78,10 @@ pub fn accept_loop(listener: UnixListener, to_world: Sender<Incoming>, stop: Arc
         }
         live.fetch_add(1, Ordering::Relaxed);
         let slot = Arc::new(Slot(live.clone()));
-        let to_world = to_world.clone();
+        let queues = queues.clone();
         let spawned = std::thread::Builder::new()
             .name("lookout-conn".into())
-            .spawn(move || serve(stream, to_world, slot));
+            .spawn(move || serve(stream, queues, slot));
         if let Err(e) = spawned {
             eprintln!("lookout: cannot start a connection thread: {e}");
         }

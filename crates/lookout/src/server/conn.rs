@@ -1,7 +1,8 @@
 //! The socket side: binding the listener safely (dir 0700, socket 0600, stale socket replaced,
 //! live one refused), accepting connections, and one reader plus one writer thread per connection.
 //!
-//! The reader parses bounded JSON lines and forwards requests to the world thread, and stops
+//! The reader parses bounded JSON lines and queues requests for the world thread (`queues`: one
+//! queue per connection, served in turn; a closed connection's waiting requests are dropped), and stops
 //! reading while the connection has too many unsent bytes (back-pressure); the writer (`peer`)
 //! drains the connection's bounded queue. The world thread only ever `try_send`s into that
 //! queue, so a slow client can never stall the tick (see docs/behaviour.md, Events).
@@ -10,7 +11,8 @@ use crate::peer::{self, IN_FLIGHT, MAX_UNSENT, STUCK_AFTER};
 pub use crate::peer::{EVENT_QUEUE, Peer};
 use crate::protocol::{MAX_LINE, Request, RequestId, WireError, parse_line};
 use crate::server::accept::Slot;
-use crossbeam_channel::{Receiver, Sender, bounded};
+use crate::server::queues::{ConnId, Queues};
+use crossbeam_channel::{Receiver, bounded};
 use std::io::{self, BufRead, BufReader};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
@@ -239,7 +241,7 @@ pub fn read_line_bounded(
 
 /// Serves one connection: this thread reads, a second one writes. `slot` counts it as live
 /// until both are done.
-pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
+pub fn serve(stream: UnixStream, queues: Queues, slot: Arc<Slot>) {
     let Ok(write_half) = stream.try_clone() else {
         return;
     };
@@ -255,11 +257,18 @@ pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
         return;
     }
     let _ = stream.set_read_timeout(Some(READ_POLL));
+    let conn = ConnId::fresh();
     let mut reader = BufReader::new(&stream);
     let mut buf = Vec::new();
     loop {
         let line = match read_line_bounded(&mut reader, &mut buf, MAX_LINE, LINE_PATIENCE) {
-            Ok(Line::Eof) | Err(_) => break,
+            // Only written to: a client may shut its side and still read its answers.
+            Ok(Line::Eof) if !hung_up(&stream) => break,
+            Ok(Line::Eof) | Err(_) => {
+                peer.set_gone();
+                queues.close(conn);
+                break;
+            }
             Ok(Line::Stalled) => {
                 let secs = LINE_PATIENCE.as_secs();
                 let error = WireError::new(
@@ -296,18 +305,14 @@ pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
             _ => parse_line(&buf),
         };
         match parsed {
-            Ok((id, request)) => {
-                if to_world
-                    .send(Incoming {
-                        id,
-                        request,
-                        peer: peer.clone(),
-                    })
-                    .is_err()
-                {
-                    break;
-                }
-            }
+            Ok((id, request)) => queues.push(
+                conn,
+                Incoming {
+                    id,
+                    request,
+                    peer: peer.clone(),
+                },
+            ),
             Err((id, error)) => {
                 if !peer.fail(&id, error) {
                     break;
@@ -315,6 +320,17 @@ pub fn serve(stream: UnixStream, to_world: Sender<Incoming>, slot: Arc<Slot>) {
             }
         }
     }
+}
+
+/// Whether the client closed the connection altogether (not only its writing side).
+fn hung_up(stream: &UnixStream) -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd as _;
+    let mut fds = [PollFd::new(stream.as_fd(), PollFlags::POLLOUT)];
+    poll(&mut fds, PollTimeout::ZERO).is_ok()
+        && fds[0]
+            .revents()
+            .is_some_and(|r| r.intersects(PollFlags::POLLHUP | PollFlags::POLLERR))
 }
 
 /// True once the connection's unsent bytes are under the bound (at once when they are); false

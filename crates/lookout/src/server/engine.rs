@@ -17,6 +17,7 @@ use crate::resources::Ticket;
 use crate::server::conn::{Incoming, Peer};
 use crate::server::handlers;
 use crate::server::mirror::{self, Ingested};
+use crate::server::queues::Queues;
 use crate::server::send::Sends;
 use crate::server::sources::{Sources, record_instance, same_instance};
 use crate::server::store::Store;
@@ -85,6 +86,8 @@ pub struct Engine {
     versions: super::versions::Versions,
     /// `pane.send`s in flight, and the sources that type into panes.
     sends: Sends,
+    /// `pane.list`'s answer while the world stays as it was.
+    listed: handlers::Listed,
 }
 
 /// How long an early tick waits to batch reports that arrive together.
@@ -121,6 +124,7 @@ impl Engine {
             prune_due: Instant::now(),
             versions: super::versions::Versions::default(),
             sends: Sends::default(),
+            listed: handlers::Listed::default(),
         }
     }
 
@@ -141,12 +145,14 @@ impl Engine {
             .resume(&self.identity.socket, &catalog, self.store.as_ref());
     }
 
-    /// Runs until `shutdown` fires or every request sender is gone; ends with a final tick so
-    /// queued reports are answered and persisted. Returns the running sources for the caller to
-    /// stop once no request can reach the world any more.
+    /// Runs until `shutdown` fires; ends with a final tick so queued reports are answered and
+    /// persisted. Requests are taken from `queues` one at a time (in the fair order it keeps),
+    /// and a due tick always goes before the next request. Returns the running sources for the
+    /// caller to stop once no request can reach the world any more.
     pub fn run(
         mut self,
-        requests: Receiver<Incoming>,
+        queues: &Queues,
+        bell: &Receiver<()>,
         shutdown: Receiver<()>,
         tick: Duration,
     ) -> Sources {
@@ -159,8 +165,19 @@ impl Engine {
                 .into_iter()
                 .chain(panes::output_due(&self.world))
                 .min();
-            if early.is_some_and(|due| due <= Instant::now()) {
+            if early.is_some_and(|due| due <= Instant::now()) || ticker.try_recv().is_ok() {
                 self.tick();
+                continue;
+            }
+            if shutdown.try_recv().is_ok() {
+                break;
+            }
+            if let Ok((path, version)) = versions.try_recv() {
+                self.version_found(path, version);
+                continue;
+            }
+            if let Some(incoming) = queues.next() {
+                self.handle(incoming);
                 continue;
             }
             let wake = self
@@ -172,16 +189,11 @@ impl Engine {
                 .min()
                 .map(|d| d.saturating_duration_since(Instant::now()));
             select! {
-                recv(requests) -> msg => match msg {
-                    Ok(incoming) => self.handle(incoming),
-                    Err(_) => break,
-                },
+                recv(bell) -> _ => {}
                 recv(ticker) -> _ => self.tick(),
                 recv(versions) -> found => {
                     if let Ok((path, version)) = found {
-                        for (pane, event) in self.versions.finished(path, version) {
-                            let _ = panes::process(&mut self.world, &pane, event);
-                        }
+                        self.version_found(path, version);
                     }
                 }
                 recv(shutdown) -> _ => break,
@@ -195,10 +207,21 @@ impl Engine {
         self.sources
     }
 
+    /// A probe found the release of the executable at `path`: the panes running it learn it.
+    fn version_found(&mut self, path: PathBuf, version: Option<String>) {
+        self.listed.forget();
+        for (pane, event) in self.versions.finished(path, version) {
+            let _ = panes::process(&mut self.world, &pane, event);
+        }
+    }
+
     /// Answers one request (reports and waits are answered later). One arm per method of the
     /// table (`protocol::methods`), no catch-all: a new method does not compile until routed.
     pub fn handle(&mut self, Incoming { id, request, peer }: Incoming) {
         use Request as R;
+        if !handlers::reads_only(&request) {
+            self.listed.forget();
+        }
         let world = &mut self.world;
         let answer = match request {
             R::Hello(_) => encode(Ok(handlers::hello())),
@@ -214,7 +237,12 @@ impl Engine {
                 }
                 encode(handlers::seen(world, &p.pane, Some("input")))
             }
-            R::PaneList(_) => encode(Ok(self.snapshot())),
+            R::PaneList(_) => {
+                let mut listed = std::mem::take(&mut self.listed);
+                listed.reply(&id, &peer, || self.snapshot());
+                self.listed = listed;
+                return;
+            }
             R::PaneSend(p) => {
                 let state = panes::state(world, &p.pane).ok();
                 let queues = panes::queues_input(world, &p.pane);
@@ -398,6 +426,7 @@ impl Engine {
         }
         // Everything queued so far, mirrored reports included, is decided by this tick.
         self.report_due = None;
+        self.listed.forget();
         let outbox = panes::tick(&mut self.world, Instant::now(), SystemTime::now());
         for (pane, event) in self.versions.scan(&mut self.world) {
             let _ = panes::process(&mut self.world, &pane, event);

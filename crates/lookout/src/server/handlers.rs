@@ -95,3 +95,51 @@ pub fn explain(world: &World, pane: &str) -> Result<Explanation, WireError> {
         verdict: x.verdict,
     })
 }
+
+/// Whether a request leaves the world as it was (a `pane.list` answered before it still holds).
+pub fn reads_only(request: &crate::protocol::Request) -> bool {
+    use crate::protocol::Request as R;
+    matches!(
+        request,
+        R::Hello(_)
+            | R::PaneList(_)
+            | R::AgentGet(_)
+            | R::AgentExplain(_)
+            | R::ServerInfo(_)
+            | R::SourceList(_)
+    )
+}
+
+/// `pane.list`'s answer, encoded once and reused until the world changes (a tick, or a request
+/// that is not [`reads_only`]): a board polling, or a client pipelining listings of a thousand
+/// panes, costs the world thread a copy instead of a fresh encoding each time.
+#[derive(Debug, Default)]
+pub struct Listed(Option<Box<serde_json::value::RawValue>>);
+
+impl Listed {
+    /// Forgets the answer: the world changed.
+    pub fn forget(&mut self) {
+        self.0 = None;
+    }
+
+    /// Answers `pane.list` on `peer`, encoding `snapshot()` only when no answer is kept.
+    pub fn reply(
+        &mut self,
+        id: &crate::protocol::RequestId,
+        peer: &crate::server::conn::Peer,
+        snapshot: impl FnOnce() -> crate::protocol::results::Snapshot,
+    ) {
+        if self.0.is_none() {
+            match serde_json::value::to_raw_value(&snapshot()) {
+                Ok(raw) => self.0 = Some(raw),
+                Err(e) => {
+                    peer.fail(id, WireError::new("internal", e.to_string()));
+                    return;
+                }
+            }
+        }
+        if let Some(raw) = &self.0 {
+            peer.reply_raw(id, raw);
+        }
+    }
+}

@@ -3,7 +3,8 @@
 //!
 //! - `protocol`: the wire types, version and features (pure).
 //! - `client`: the blocking client every CLI and pane source uses.
-//! - `conn`: the listener and the per-connection reader/writer threads.
+//! - `conn`: the listener and the per-connection reader/writer threads; `queues`: their requests,
+//!   one queue per connection served in turn, hook reports first.
 //! - `engine`: the world thread — requests between ticks, the tick, persistence, fan-out;
 //!   `handlers` and `subscribe` hold its simpler parts.
 //! - `store`: SQLite (see docs/behaviour.md, Persistence); `mirror`: the JSON mirror fallback
@@ -19,6 +20,7 @@ pub mod dblock;
 pub mod engine;
 mod handlers;
 pub mod mirror;
+pub mod queues;
 mod send;
 pub mod sources;
 pub mod store;
@@ -29,7 +31,7 @@ pub use crate::client::{Client, ClientError};
 use crate::{private, protocol};
 
 use crate::manifest::ManifestError;
-use crossbeam_channel::{Sender, bounded, unbounded};
+use crossbeam_channel::{Sender, bounded};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -341,16 +343,17 @@ impl Server {
             _lock,
             ..
         } = self;
-        let (requests_tx, requests_rx) = unbounded();
+        let (queues, bell) = queues::Queues::new();
         let stop_accepting = Arc::new(AtomicBool::new(false));
         let flag = stop_accepting.clone();
+        let readers = queues.clone();
         std::thread::Builder::new()
             .name("lookout-accept".into())
-            .spawn(move || accept::accept_loop(listener, requests_tx, flag))
+            .spawn(move || accept::accept_loop(listener, readers, flag))
             .map_err(ServeError::Thread)?;
         watch_socket(&config.socket, Stopper(stop_tx.clone()));
         engine.resume_sources();
-        let sources = engine.run(requests_rx, stop_rx, config.tick);
+        let sources = engine.run(&queues, &bell, stop_rx, config.tick);
         // Wake the acceptor so it sees the flag, then take the socket away.
         stop_accepting.store(true, Ordering::Relaxed);
         let _ = UnixStream::connect(&config.socket);

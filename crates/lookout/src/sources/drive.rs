@@ -8,7 +8,7 @@
 
 use super::poller::Connect;
 use crate::protocol::Method;
-use crate::protocol::params::{Keys, PaneDrive, PaneTyped};
+use crate::protocol::params::{Keys, PaneDrive, PaneTyped, refused_in_text};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -193,6 +193,14 @@ fn type_keys(
         .get(&keys.pane)
         .ok_or_else(|| format!("this source no longer has pane `{}`", keys.pane))?;
     if !keys.text.is_empty() {
+        // The server refuses such text already; a driver never types it whoever asks.
+        let text = String::from_utf8_lossy(&keys.text);
+        if let Some((at, c)) = refused_in_text(&text) {
+            return Err(format!(
+                "refused: the text holds the control character U+{:04X} at byte {at}",
+                u32::from(c)
+            ));
+        }
         typist.type_text(native, &keys.text)?;
     }
     if keys.enter {

@@ -128,12 +128,9 @@ impl<S: PaneSource> Poller<S> {
             return;
         }
         self.retry_at = Instant::now() + RETRY_EVERY;
-        if let Ok(client) = (self.connect)() {
+        if let Ok(mut client) = (self.connect)() {
             // A server that stopped answering must not hold the source past its own stop.
-            if client
-                .set_read_timeout(Some(Duration::from_secs(5)))
-                .is_ok()
-            {
+            if client.answer_within(Some(Duration::from_secs(5))).is_ok() {
                 self.client = Some(client);
                 self.answered_at = Instant::now();
                 // Every pane is opened (and fed) again on this connection, with its process as

@@ -263,6 +263,13 @@ impl Typist for PtyTypist {
     fn type_text(&mut self, _native: &str, text: &[u8]) -> Result<(), String> {
         let mut bytes = Vec::with_capacity(text.len() + 12);
         let bracketed = self.bracketed.load(Ordering::Relaxed);
+        // Outside a bracketed paste a newline is Enter: only the send presses Enter.
+        if !bracketed && text.contains(&b'\n') {
+            return Err(
+                "refused: the program has not asked for bracketed paste, so a newline in the text would press Enter"
+                    .to_owned(),
+            );
+        }
         if bracketed {
             bytes.extend_from_slice(b"\x1b[200~");
         }

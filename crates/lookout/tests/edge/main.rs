@@ -3,7 +3,9 @@
 
 mod attention;
 mod check;
+mod client_deadlines;
 mod daemon;
+mod fairness;
 mod fleet;
 mod fuzz_smoke;
 mod hardening;
@@ -13,6 +15,7 @@ mod persistence;
 mod pty_acceptance;
 mod pty_record;
 mod pty_run;
+mod report_fallback;
 mod run_limits;
 mod run_server;
 mod send;

@@ -601,3 +601,129 @@ fn serve_reload_rereads_the_settings_now() {
         String::new,
     );
 }
+
+/// The server's threads now.
+fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).map_or(0, Iterator::count)
+}
+
+/// `panes` panes block at once with `sink` (a TOML `[[notify]]` body) configured, next to an exec
+/// rule that proves each notification was dispatched; returns how many threads the server grew by
+/// once all were.
+fn thread_growth(sink: &str, env: &[(&str, &str)]) -> usize {
+    const PANES: usize = 30;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // One file per notification: concurrent appends to one file could interleave.
+    let out = dir.path().join("notified");
+    std::fs::create_dir(&out).expect("mkdir");
+    let script = format!("cat > \"$(mktemp -p {})\"", out.display());
+    settings(
+        dir.path(),
+        &format!(
+            "{sink}\n[[notify]]\nsink = \"exec\"\non = [\"blocked\"]\ncommand = [\"sh\", \"-c\", {script:?}]\n"
+        ),
+    );
+    let notified = || std::fs::read_dir(&out).map_or(0, Iterator::count);
+    let served = Served::start_env(dir.path(), 50, &[], env);
+    let mut client = served.client();
+    for i in 0..PANES {
+        agent(&mut client, &format!("p{i}"));
+    }
+    let before = threads(served.child.id());
+    let mut raw = served.raw();
+    let reports: String = (0..PANES)
+        .map(|i| {
+            let params = json!({"pane": format!("p{i}"), "source": "t:claude", "seq": 1, "state": "blocked"});
+            format!("{}\n", json!({"id": i, "method": "report.state", "params": params}))
+        })
+        .collect();
+    raw.send(reports.as_bytes());
+    for _ in 0..PANES {
+        raw.line();
+    }
+    wait_until(
+        "every notification dispatched (the exec rule wrote them all)",
+        || notified() == PANES,
+        || format!("{} of {PANES}", notified()),
+    );
+    threads(served.child.id()).saturating_sub(before)
+}
+
+/// A webhook that accepts the connection and never answers: the server's threads stay bounded
+/// (the old code held one thread per notification for ~18 s).
+#[test]
+fn a_webhook_that_never_answers_holds_a_bounded_number_of_threads() {
+    // Bound, never accepted: the kernel completes the connection, nobody ever answers.
+    let silent = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/hook", silent.local_addr().expect("addr"));
+    let sink = format!("[[notify]]\nsink = \"webhook\"\non = [\"blocked\"]\nurl = \"{url}\"\n");
+    let grown = thread_growth(&sink, &[]);
+    eprintln!("notify: a silent webhook, 30 notifications: the server grew by {grown} threads");
+    assert!(grown <= 16, "the server grew by {grown} threads");
+}
+
+/// A session bus that accepts and never answers: bounded the same way (the old code grew to
+/// thousands of threads), and each call has a time limit.
+#[test]
+fn a_desktop_bus_that_never_answers_holds_a_bounded_number_of_threads() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bus");
+    let _silent = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+    let address = format!("unix:path={}", path.display());
+    let sink = "[[notify]]\nsink = \"desktop\"\non = [\"blocked\"]\n";
+    let grown = thread_growth(sink, &[("DBUS_SESSION_BUS_ADDRESS", &address)]);
+    eprintln!("notify: a silent bus, 30 notifications: the server grew by {grown} threads");
+    assert!(grown <= 16, "the server grew by {grown} threads");
+}
+
+/// An exec command that starts children and outlives its time limit: the whole process group is
+/// killed, no child left behind.
+#[test]
+fn an_exec_past_its_timeout_is_killed_with_its_children() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let pids = dir.path().join("pids");
+    let script = format!(
+        "sleep 100 & echo $! >> {p}; sleep 100 & echo $! >> {p}; wait",
+        p = pids.display()
+    );
+    settings(
+        dir.path(),
+        &format!(
+            "[[notify]]\nsink = \"exec\"\non = [\"blocked\"]\ntimeout = \"1s\"\ncommand = [\"sh\", \"-c\", {script:?}]\n"
+        ),
+    );
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "a");
+    report(&mut client, "a", 1, "blocked");
+    let started = || -> Vec<i32> {
+        std::fs::read_to_string(&pids)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    };
+    wait_until(
+        "the command's two children",
+        || started().len() == 2,
+        || format!("{:?}", started()),
+    );
+    // Alive: the process exists and is not a zombie waiting to be reaped.
+    let alive = |pid: &i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            s.rsplit(')')
+                .next()
+                .is_some_and(|r| !r.trim_start().starts_with('Z'))
+        })
+    };
+    wait_until(
+        "the command's children killed with it at its time limit",
+        || !started().iter().any(alive),
+        || {
+            format!(
+                "still running: {:?}",
+                started().iter().filter(|p| alive(p)).collect::<Vec<_>>()
+            )
+        },
+    );
+}

@@ -432,3 +432,87 @@ fn a_turn_shorter_than_a_round_in_a_tmux_pane_is_seen() {
         );
     }
 }
+
+/// The injection an orchestrator relaying someone else's text could be handed: a bracketed-paste
+/// end marker, then CR (Enter) and a command.
+const INJECTION: &str = "hi\u{1b}[201~\rrm -rf ~/x\r";
+
+/// Sends the injection with `submit: false`, then a harmless line; returns the injection's
+/// error code and waits until the agent has read the harmless line (the channel works), then
+/// returns every byte the agent read.
+fn inject(s: &Served, pane: &str, log: &Path) -> (String, Vec<u8>) {
+    let send = |text: &str| {
+        s.client().call(&PaneSend {
+            pane: pane.to_owned(),
+            text: text.to_owned(),
+            submit: false,
+            force: false,
+            timeout_ms: Some(5_000),
+        })
+    };
+    let injected = crate::support::server::code(&send(INJECTION));
+    send("after").expect("a plain send");
+    wait_until(
+        "the agent to read the plain text",
+        || std::fs::read(log).is_ok_and(|b| b.windows(5).any(|w| w == b"after")),
+        || String::from_utf8_lossy(&std::fs::read(log).unwrap_or_default()).into_owned(),
+    );
+    (injected, std::fs::read(log).expect("the agent's input"))
+}
+
+fn assert_not_escaped(injected: &str, read: &[u8]) {
+    let shown = String::from_utf8_lossy(read).into_owned();
+    assert!(!read.contains(&b'\r'), "the agent read a CR: {shown:?}");
+    assert!(
+        !shown.contains("rm -rf"),
+        "the agent read the command: {shown:?}"
+    );
+    let unwrapped = shown.replace("\u{1b}[200~", "").replace("\u{1b}[201~", "");
+    assert_eq!(
+        unwrapped, "after",
+        "the agent read more than the plain text: {shown:?}"
+    );
+    assert_eq!(injected, "bad_params", "the injection was not refused");
+}
+
+/// The PTY path (`lookout run`): text that would end the paste and press Enter is refused whole.
+#[test]
+fn a_paste_end_and_cr_in_the_text_never_reach_a_run_pane() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let log = dir.path().join("read.log");
+    let log_env = log.to_string_lossy().into_owned();
+    let _agent = run_pane(&s, "fake", &["python3", FAKE], &[("FAKE_LOG", &log_env)]);
+    ready(&s, "fake");
+    let (injected, read) = inject(&s, "fake", &log);
+    assert_not_escaped(&injected, &read);
+}
+
+/// The tmux path: the same injection, refused the same way.
+#[test]
+fn a_paste_end_and_cr_in_the_text_never_reach_a_tmux_pane() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let log = dir.path().join("read.log");
+    let env = format!("FAKE_LOG={}", log.display());
+    let (_tmux, _pane, id) = tmux_agent(&s, dir.path(), &env);
+    let (injected, read) = inject(&s, &id, &log);
+    assert_not_escaped(&injected, &read);
+}
+
+/// A program that never asked for bracketed paste would take a newline as Enter: a `lookout run`
+/// pane refuses such text instead of typing it.
+#[test]
+fn a_newline_is_not_typed_where_it_would_press_enter() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let log = dir.path().join("read.log");
+    let log_env = log.to_string_lossy().into_owned();
+    let env = [("FAKE_LOG", log_env.as_str()), ("FAKE_NO_PASTE", "1")];
+    let _agent = run_pane(&s, "fake", &["python3", FAKE], &env);
+    ready(&s, "fake");
+    let (code, v) = send_cli(&s, &["fake", "one\nrm -rf ~/x", "--no-submit"]);
+    assert_eq!((code, v["verdict"].as_str()), (6, Some("refused")), "{v}");
+    let read = std::fs::read(&log).unwrap_or_default();
+    assert!(read.is_empty(), "{:?}", String::from_utf8_lossy(&read));
+}

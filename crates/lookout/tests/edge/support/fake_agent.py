@@ -9,7 +9,8 @@ non-empty draft: `✻ Thinking… (esc to interrupt)` for FAKE_WORK_MS (default 
 above the composer, run after the turn). FAKE_SWALLOW=1 makes Enter do nothing (a swallowed
 submit); FAKE_HOLD=1 makes Enter while it works keep the draft in the composer, sent when the
 turn ends (an agent that queues in its input box). `/pick` opens a picker where the next Enter
-chooses (`● Done: CHOSEN`). Ctrl-D on an empty draft quits.
+chooses (`● Done: CHOSEN`). Ctrl-D on an empty draft quits. FAKE_LOG=path appends every byte it
+reads to that file; FAKE_NO_PASTE=1 never asks for bracketed paste.
 """
 import os
 import select
@@ -22,6 +23,8 @@ RULE = "─" * 40
 WORK = float(os.environ.get("FAKE_WORK_MS", "1500")) / 1000.0
 SWALLOW = os.environ.get("FAKE_SWALLOW") == "1"
 HOLD = os.environ.get("FAKE_HOLD") == "1"
+LOG = os.environ.get("FAKE_LOG")
+PASTE = os.environ.get("FAKE_NO_PASTE") != "1"
 
 out = sys.stdout
 
@@ -60,7 +63,8 @@ def main():
     fd = sys.stdin.fileno()
     saved = termios.tcgetattr(fd)
     tty.setraw(fd)
-    out.write("\x1b[?2004h")
+    if PASTE:
+        out.write("\x1b[?2004h")
     state = {"draft": b"", "working": False, "answer": "", "queue": []}
     done_at = None
     pending = b""
@@ -89,6 +93,9 @@ def main():
             data = os.read(fd, 4096)
             if not data:
                 return
+            if LOG:
+                with open(LOG, "ab") as log:
+                    log.write(data)
             pending += data
             while pending:
                 if pending.startswith(b"\x1b[200~"):

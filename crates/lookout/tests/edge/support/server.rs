@@ -28,6 +28,11 @@ impl Served {
 
     /// Starts a server in `dir` with `extra` arguments for `lookout serve`.
     pub fn start_with(dir: &Path, tick_ms: u64, extra: &[&str]) -> Served {
+        Served::start_env(dir, tick_ms, extra, &[])
+    }
+
+    /// Starts a server in `dir` with `extra` arguments and `env` added to its environment.
+    pub fn start_env(dir: &Path, tick_ms: u64, extra: &[&str], env: &[(&str, &str)]) -> Served {
         let socket = dir.join("run").join("lookout.sock");
         let db = dir.join("lookout.db");
         let mirror = dir.join("mirror");
@@ -40,6 +45,7 @@ impl Served {
             .arg("--mirror-dir")
             .arg(&mirror)
             .args(extra)
+            .envs(env.iter().copied())
             .env("XDG_CONFIG_HOME", dir.join("config"))
             .env("XDG_STATE_HOME", dir.join("state"))
             // As a server started by systemd, cron or `env -i` runs: nothing may hang on a locale.
