@@ -167,17 +167,14 @@ pub fn apply_transitions(
             input = None;
         }
         let before = lifecycle.state;
-        // A working screen seen since the last tick (§3.3 addendum): through working first, so
-        // an approved prompt whose work ended within the tick still ends done with unread. So
-        // does a finished turn that appeared on an idle pane between two looks.
-        let turn_ended = verdict
-            .turn_ended
-            .as_ref()
-            .filter(|_| matches!(lifecycle.state, LifecycleState::Idle | LifecycleState::Done));
+        // A working screen seen since the last tick: through working first, so an approved
+        // prompt whose work ended within the tick still ends done with unread. So does a
+        // finished turn that appeared between two looks, on an idle pane or after a dialog (the
+        // tool ran and the answer came: a dialog answered "no" shows no new finished turn).
         if let Some(passed) = verdict
             .passed_working
             .as_ref()
-            .or(turn_ended)
+            .or(verdict.turn_ended.as_ref())
             .filter(|_| verdict.is_changed() && lifecycle.state != LifecycleState::Working)
         {
             let w = step(lifecycle.state, &Decision::Working, false);

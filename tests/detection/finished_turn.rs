@@ -1,7 +1,8 @@
 //! A turn nobody saw working (`finished_turn`, SPEC §3.3 addendum): a pane fed as a poller feeds
 //! it (one capture a tick, no arrival times, so no interim screen exists) ends `done` with
 //! `unread` when a finished turn it did not show before appears — and only then: not on its first
-//! look, not when a draft is typed under the same turn, not when a dialog was answered "no".
+//! look, not when a draft is typed under the same turn, not when a dialog was answered "no" (the
+//! turn under the dialog is the one on screen after it).
 
 use lookout_core::components::LifecycleState::{self, *};
 use lookout_core::manifest::Catalog;
@@ -103,11 +104,21 @@ fn the_first_look_only_learns_the_turn_on_screen() {
 }
 
 #[test]
-fn a_dialog_answered_no_ends_idle_even_with_a_new_turn_on_screen() {
+fn an_approved_dialog_ends_done_and_a_denied_one_idle() {
     let mut p = Pane::new();
     p.capture("Welcome\n\n>");
     p.capture("> run it\n\nAllow this? 1. Yes 2. No");
     assert_eq!(p.is(), (Blocked, false));
-    p.capture("> run it\n\n✦ Denied, so I stop.\n\n>");
-    assert_eq!(p.is(), (Idle, false));
+    p.capture("> run it\n\n✦ Ran it, all fine.\n\n>");
+    assert_eq!(
+        p.is(),
+        (Done, true),
+        "approved: the tool ran and the answer came between two looks"
+    );
+    panes::seen(&mut p.world, "p").expect("pane");
+    // The agent's turn is already on screen above the dialog: a denial adds no new one.
+    p.capture("> again\n\n✦ I will run it.\nAllow this? 1. Yes 2. No");
+    assert_eq!(p.is(), (Blocked, false));
+    p.capture("> again\n\n✦ I will run it.\ncancelled\n\n>");
+    assert_eq!(p.is(), (Idle, false), "denied");
 }
