@@ -122,3 +122,37 @@ fn an_approved_dialog_ends_done_and_a_denied_one_idle() {
     p.capture("> again\n\n✦ I will run it.\ncancelled\n\n>");
     assert_eq!(p.is(), (Idle, false), "denied");
 }
+
+/// A prompt submitted through `pane.send` on a pane already done, answered before any look saw
+/// it working (the screen even ends as it was): still a turn, ending `done` with `unread` and an
+/// event for each step.
+#[test]
+fn a_submitted_turn_nobody_saw_working_ends_done_unread_with_events() {
+    use lookout_core::event::Change;
+    use lookout_core::resources::EventOutbox;
+    let mut p = Pane::new();
+    p.capture("Welcome\n\n>");
+    p.capture(FIRST);
+    panes::seen(&mut p.world, "p").expect("pane");
+    p.capture(FIRST);
+    assert_eq!(p.is(), (Done, false));
+    let events = p.world.resource::<EventOutbox>().events().clone();
+    while events.try_recv().is_ok() {}
+    panes::submitted(&mut p.world, "p", "send").expect("pane");
+    assert_eq!(p.is().0, Working, "at once, for a wait that comes next");
+    p.capture(FIRST);
+    assert_eq!(p.is(), (Done, true), "the turn nobody saw working");
+    let moves: Vec<_> = events
+        .try_iter()
+        .filter_map(|e| match e.change {
+            Change::Lifecycle { from, to, .. } => Some((from, to, e.cause.map(|c| c.to_string()))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        moves.iter().map(|(f, t, _)| (*f, *t)).collect::<Vec<_>>(),
+        [(Done, Working), (Working, Done)],
+        "{moves:?}"
+    );
+    assert_eq!(moves[0].2.as_deref(), Some("input:send"));
+}

@@ -1,6 +1,8 @@
-//! `lookout send PANE TEXT [--no-submit] [--force] [--timeout 10s] [--json]`: type TEXT into a
-//! pane once, then Enter until the agent took it (`pane.send`, SPEC §15), and say how it ended.
-//! A thin client of the socket; the exit code is the verdict's.
+//! `lookout send PANE TEXT [--no-submit] [--force] [--timeout 10s] [--json] [--wait done]`: type
+//! TEXT into a pane once, then Enter until the agent took it (`pane.send`), and say how it ended;
+//! with `--wait`, then wait for the turn it started to reach one of the states (`agent.wait`
+//! after the send's event number). A thin client of the socket; the exit code is the verdict's,
+//! or the wait's.
 
 use crate::pty::tmux::Socket;
 use crate::server::protocol::params::PaneSend;
@@ -30,6 +32,13 @@ pub struct Args {
     /// Print the whole result as JSON.
     #[arg(long)]
     json: bool,
+    /// Then wait for the turn the text started to reach one of these states (e.g. `done` or
+    /// `done,blocked`), print the pane's state as JSON, exit 0 (1 on timeout).
+    #[arg(long, value_name = "STATES", value_delimiter = ',')]
+    wait: Vec<String>,
+    /// How long `--wait` waits.
+    #[arg(long, default_value = "5m", value_parser = super::wait::parse_duration)]
+    wait_timeout: Duration,
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
@@ -46,18 +55,25 @@ pub fn exit_code(verdict: Verdict) -> u8 {
     }
 }
 
-/// Sends and prints the verdict.
-pub fn run(args: Args) -> anyhow::Result<ExitCode> {
-    let mut client = super::connect(args.socket)?;
-    let pane = match std::env::var("TMUX")
+/// The pane id a person typed: a bare tmux id like `%3` means that pane of the tmux server this
+/// shell runs in.
+pub fn pane_name(pane: &str) -> String {
+    match std::env::var("TMUX")
         .ok()
         .and_then(|t| Socket::from_env(&t))
     {
-        Some(socket) if args.pane.starts_with('%') => socket.pane_id(&args.pane),
-        _ => args.pane,
-    };
+        Some(socket) if pane.starts_with('%') => socket.pane_id(pane),
+        _ => pane.to_owned(),
+    }
+}
+
+/// Sends and prints the verdict; with `--wait`, waits for the turn.
+pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let until = super::wait::parse_states(&args.wait)?;
+    let mut client = super::connect(args.socket)?;
+    let pane = pane_name(&args.pane);
     let send = PaneSend {
-        pane,
+        pane: pane.clone(),
         text: args.text,
         submit: !args.no_submit,
         force: args.force,
@@ -74,5 +90,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             sent.enters
         );
     }
-    Ok(ExitCode::from(exit_code(sent.verdict)))
+    let started = matches!(sent.verdict, Verdict::Confirmed | Verdict::Queued);
+    if until.is_empty() || !started || args.no_submit {
+        return Ok(ExitCode::from(exit_code(sent.verdict)));
+    }
+    super::wait::wait(&mut client, pane, until, sent.seq, args.wait_timeout)
 }
