@@ -273,3 +273,42 @@ fn the_demo_replays_the_bundled_recordings_through_ptys() {
     });
     term.keys("q");
 }
+
+/// A server killed outright (`kill -9`) under an open board is started again by the board, the
+/// way every client starts it, and the board says so instead of sitting at "server lost".
+#[test]
+fn the_board_restarts_a_killed_server_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("run").join("lookout.sock");
+    let state = dir.path().join("state");
+    let command = format!("{LOOKOUT} watch --no-tmux --socket {}", socket.display());
+    let term = Terminal::start("restart", &command, &[("XDG_STATE_HOME", &state)]);
+    let pid = |socket: &Path| {
+        Client::connect(socket)
+            .ok()
+            .and_then(|mut c| c.call_raw("server.info", json!({})).ok())
+            .and_then(|info| info["pid"].as_u64())
+    };
+    wait_until(
+        "the board's server",
+        || pid(&socket).is_some(),
+        || term.screen(),
+    );
+    let first = pid(&socket).expect("pid");
+    let killed = Command::new("kill")
+        .args(["-9", &first.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    term.wait_for("the board saying it restarted the server", |s| {
+        s.contains("restarted it at")
+    });
+    let second = pid(&socket).expect("a server answers again");
+    assert_ne!(first, second, "a new server");
+    let _ = Command::new(LOOKOUT)
+        .args(["stop", "--socket"])
+        .arg(&socket)
+        .env("XDG_STATE_HOME", &state)
+        .status();
+    term.keys("q");
+}

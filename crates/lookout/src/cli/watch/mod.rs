@@ -3,7 +3,8 @@
 //! Makes sure the per-user server runs (starting it detached if none answers, §12), has it watch the
 //! tmux server when one runs (the server's own source: a board only views, so any number of boards
 //! can be open), optionally adds demo panes, then shows every pane full-screen, repainting on each
-//! event (subscribe) and once a second for the "since" column.
+//! event (subscribe) and once a second for the "since" column. A server that stops answering (a
+//! crash, `kill -9`) is started again the way every client starts it, and the footer says so.
 //! Rows are in urgency order (blocked, done-unread, working, idle; longest waiting first), plain
 //! shells hidden unless `--all`, tmux panes named `session:window.pane window-name`. Keys: `j`/`k`
 //! or arrows select, Enter goes to the pane (tmux), `s` marks it seen, `q` quits. Touches the outer
@@ -75,8 +76,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         status.push_str("  ");
     }
     let tmux = Tmux::new(super::tmux::chosen(None));
+    let mut watched = None;
     if let (false, Ok((path, _))) = (args.no_tmux, tmux.server()) {
         super::tmux::attach(&mut client, &path, false)?;
+        watched = Some(path.clone());
         if args.once {
             // A single frame should already show the tmux panes.
             super::tmux::wait_first_round(&mut client, &path);
@@ -99,6 +102,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         problem: None,
         notice: None,
         all: args.all,
+        watched,
     };
     if args.once {
         board.refresh(&socket);
@@ -136,6 +140,8 @@ struct Board {
     notice: Option<String>,
     /// Show plain shells too.
     all: bool,
+    /// The tmux server the board had the server watch (watched again by a restarted server).
+    watched: Option<PathBuf>,
 }
 
 impl Board {
@@ -153,8 +159,29 @@ impl Board {
             }
             _ => match Client::connect(socket) {
                 Ok(client) => self.client = client,
-                Err(err) => self.problem = Some(format!("server lost: {err}")),
+                Err(_) => self.restart(socket),
             },
+        }
+    }
+
+    /// Nothing answers on the socket (the server crashed or was killed): start it again, as every
+    /// client does (not after a deliberate `lookout stop`), have it watch what the board had it
+    /// watch, and say so.
+    fn restart(&mut self, socket: &Path) {
+        match daemon::reconnect(socket) {
+            Ok(mut client) => {
+                if let Some(path) = &self.watched {
+                    let _ = super::tmux::attach(&mut client, path, false);
+                }
+                self.client = client;
+                self.problem = None;
+                let now = crate::event::rfc3339(SystemTime::now());
+                let at = now.get(11..19).unwrap_or(&now);
+                self.notice = Some(format!(
+                    "the server had stopped answering: restarted it at {at} UTC"
+                ));
+            }
+            Err(err) => self.problem = Some(format!("server lost: {err:#}")),
         }
     }
 
