@@ -21,6 +21,7 @@ mod run;
 mod seen;
 mod send;
 mod serve;
+mod service;
 mod status;
 mod tmux;
 mod wait;
@@ -51,6 +52,8 @@ enum Command {
     Serve(serve::Args),
     /// Stop the per-user server (a final tick first).
     Stop(serve::StopArgs),
+    /// Have the server supervised: write a systemd user unit (on macOS: print a launchd agent).
+    Service(service::Args),
     /// Report an agent's state from its hooks (state, turn-end, session).
     Report(report::Args),
     /// Install or remove lookout's hooks in an agent's settings (claude, codex, gemini, qwen).
@@ -101,6 +104,7 @@ pub fn main() -> ExitCode {
                 .or_else(crate::server::env_socket)
                 .unwrap_or_else(crate::server::default_socket_path),
         ),
+        Command::Service(args) => service::run(args),
         Command::Report(args) => report::run(args),
         Command::Hooks(args) => hooks::run(args),
         Command::Status(args) => status::run(args),

@@ -17,6 +17,7 @@ mod run_limits;
 mod run_server;
 mod send;
 mod server;
+mod service;
 mod status_line;
 mod support;
 mod tmux;
