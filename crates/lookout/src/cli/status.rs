@@ -98,7 +98,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let cells = [
             printable(&p.pane).into_owned(),
             printable(p.kind.as_deref().unwrap_or("-")).into_owned(),
-            p.lifecycle.name().to_owned(),
+            // the badge's word, as the board and tmux say it: a done turn already seen is idle
+            crate::panes::Badge::of(&p).name().to_owned(),
             if attention.is_empty() {
                 "-".into()
             } else {

@@ -162,6 +162,20 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
     term.wait_for("unread cleared", |s| {
         s.contains("lookout · 1 blocked · 0 done · 1 working")
     });
+    // One word for a done turn already seen, in the header, the row and `lookout status`: idle.
+    let row = term.row("test:done").unwrap_or_default();
+    assert!(row.contains(" idle ") && !row.contains(" done "), "{row}");
+    let status = Command::new(LOOKOUT)
+        .args(["status", "--socket"])
+        .arg(&served.socket)
+        .output()
+        .expect("lookout status");
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    let line = status.lines().find(|l| l.starts_with("test:done"));
+    assert!(
+        line.is_some_and(|l| l.contains(" idle ") && !l.contains(" done ")),
+        "{status}"
+    );
 
     term.keys("q");
     wait_until(

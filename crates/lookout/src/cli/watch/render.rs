@@ -142,7 +142,7 @@ fn row(view: &View<'_>, pane: &PaneState, selected: bool) -> String {
     let cells = [
         shown(view.names.get(&pane.pane).unwrap_or(&pane.pane)),
         shown(pane.kind.as_deref().unwrap_or("-")),
-        pane.lifecycle.name().to_owned(),
+        badge.name().to_owned(),
         attention,
         shown(&labels.join(", ")),
         since(&pane.since, view.now),
