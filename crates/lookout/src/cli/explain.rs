@@ -13,7 +13,8 @@ use std::time::Instant;
 /// Arguments of `lookout explain`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A live pane of the server to explain (instead of `--kind` and `--screen`).
+    /// A live pane of the server to explain (instead of `--kind` and `--screen`): its id, tmux
+    /// place (`work:2.0`) or tmux pane title.
     #[arg(conflicts_with_all = ["kind", "screen"], required_unless_present_all = ["kind", "screen"])]
     pub pane: Option<String>,
     /// The server's socket, for PANE [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
@@ -136,9 +137,8 @@ pub fn print_explanation(e: &Explanation) {
 /// pane's state and the drift advice last (what a person acts on).
 fn live(pane: &str, socket: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(socket)?;
-    let x = client.call(&AgentExplain {
-        pane: pane.to_owned(),
-    })?;
+    let pane = super::names::resolve(&mut client, pane)?;
+    let x = client.call(&AgentExplain { pane: pane.clone() })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&x)?);
         return Ok(ExitCode::SUCCESS);

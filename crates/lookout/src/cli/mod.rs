@@ -11,6 +11,7 @@ mod events;
 mod explain;
 mod fleet;
 mod hooks;
+mod names;
 mod next;
 mod printable;
 mod pty_command;

@@ -4,7 +4,6 @@
 //! after the send's event number). A thin client of the socket; the exit code is the verdict's,
 //! or the wait's.
 
-use crate::pty::tmux::Socket;
 use crate::server::protocol::params::PaneSend;
 use crate::server::protocol::results::Verdict;
 use std::path::PathBuf;
@@ -14,8 +13,8 @@ use std::time::Duration;
 /// Arguments of `lookout send`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The pane, as `lookout status` names it (a bare tmux id like `%3` means that pane of the tmux
-    /// server this shell runs in).
+    /// The pane: its id, a bare tmux id like `%3` (that pane of the tmux server this shell runs
+    /// in), its tmux place (`work:2.0`) or its tmux pane title.
     pane: String,
     /// The text, delivered byte for byte (a `/command` gets a pause before Enter).
     text: String,
@@ -55,23 +54,11 @@ pub fn exit_code(verdict: Verdict) -> u8 {
     }
 }
 
-/// The pane id a person typed: a bare tmux id like `%3` means that pane of the tmux server this
-/// shell runs in.
-pub fn pane_name(pane: &str) -> String {
-    match std::env::var("TMUX")
-        .ok()
-        .and_then(|t| Socket::from_env(&t))
-    {
-        Some(socket) if pane.starts_with('%') => socket.pane_id(pane),
-        _ => pane.to_owned(),
-    }
-}
-
 /// Sends and prints the verdict; with `--wait`, waits for the turn.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let until = super::wait::parse_states(&args.wait)?;
     let mut client = super::connect(args.socket)?;
-    let pane = pane_name(&args.pane);
+    let pane = super::names::resolve(&mut client, &args.pane)?;
     let send = PaneSend {
         pane: pane.clone(),
         text: args.text,

@@ -15,7 +15,7 @@ use std::time::Duration;
 /// Arguments of `lookout wait`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The pane to wait for (MACHINE/PANE with --fleet).
+    /// The pane to wait for: its id, tmux place (`work:2.0`) or title (MACHINE/PANE with --fleet).
     pane: String,
     /// Lifecycles to wait for, comma-separated (idle, working, blocked, done).
     #[arg(long, value_delimiter = ',', default_value = "done,blocked")]
@@ -62,7 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::fleet::wait(url, args.nats, &args.pane, until, args.timeout);
     }
     let mut client = super::connect(args.socket)?;
-    let pane = super::send::pane_name(&args.pane);
+    let pane = super::names::resolve(&mut client, &args.pane)?;
     wait(&mut client, pane, until, args.after, args.timeout)
 }
 

@@ -8,6 +8,7 @@ mod fleet;
 mod fuzz_smoke;
 mod hardening;
 mod hooks;
+mod names;
 mod notify;
 mod persistence;
 mod pty_acceptance;
