@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 mod check;
 pub(crate) mod daemon;
+mod docs;
 mod events;
 mod explain;
 mod fleet;
@@ -76,6 +77,10 @@ enum Command {
     Tmux(tmux::Args),
     /// The live board of every pane; starts the server (and has it watch tmux) when none runs.
     Watch(watch::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionArgs),
+    /// Print the man page lookout(1), or write every page into --dir.
+    Man(docs::ManArgs),
     /// A fake agent for `watch --demo` (internal).
     #[command(hide = true)]
     DemoAgent(watch::demo::AgentArgs),
@@ -116,6 +121,8 @@ pub fn main() -> ExitCode {
         Command::Wait(args) => wait::run(args),
         Command::Tmux(args) => tmux::run(args),
         Command::Watch(args) => watch::run(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
         Command::DemoAgent(args) => watch::demo::agent(args),
     };
     match outcome {

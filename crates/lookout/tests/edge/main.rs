@@ -3,6 +3,7 @@
 
 mod attention;
 mod check;
+mod conventions;
 mod daemon;
 mod fleet;
 mod fuzz_smoke;

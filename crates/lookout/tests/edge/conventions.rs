@@ -1,0 +1,65 @@
+//! The conventions a command-line tool is expected to keep, tried as a person would: shell
+//! completions that a real bash loads and completes with, and man pages that `man` renders.
+
+use crate::support::LOOKOUT;
+use std::process::Command;
+
+fn lookout(args: &[&str]) -> String {
+    let out = Command::new(LOOKOUT).args(args).output().expect("lookout");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn bash_completes_subcommands_and_flags_from_the_generated_script() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("lookout.bash");
+    std::fs::write(&script, lookout(&["completions", "bash"])).expect("write");
+    // Loaded by a real bash, then asked what `lookout se` and `lookout send --w` complete to.
+    let probe = format!(
+        "source {}\n\
+         COMP_WORDS=(lookout se); COMP_CWORD=1; _lookout lookout se lookout; echo \"${{COMPREPLY[*]}}\"\n\
+         COMP_WORDS=(lookout send --w); COMP_CWORD=2; _lookout lookout --w send; echo \"${{COMPREPLY[*]}}\"\n",
+        script.display()
+    );
+    let out = Command::new("bash")
+        .args(["--norc", "--noprofile", "-c", &probe])
+        .output()
+        .expect("bash");
+    let said = String::from_utf8_lossy(&out.stdout);
+    let mut lines = said.lines();
+    let subcommands = lines.next().unwrap_or_default();
+    for word in ["send", "seen", "serve", "service"] {
+        assert!(subcommands.split(' ').any(|w| w == word), "{said}");
+    }
+    let flags = lines.next().unwrap_or_default();
+    assert!(flags.split(' ').any(|w| w == "--wait"), "{said}");
+    for shell in ["zsh", "fish"] {
+        assert!(lookout(&["completions", shell]).contains("send"), "{shell}");
+    }
+}
+
+#[test]
+fn man_pages_render_for_the_tool_and_each_subcommand() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let written = lookout(&["man", "--dir", &dir.path().to_string_lossy()]);
+    let send = dir.path().join("lookout-send.1");
+    assert!(written.contains(&send.display().to_string()), "{written}");
+    assert!(lookout(&["man"]).starts_with(".ie"), "roff on stdout");
+    let out = Command::new("man")
+        .arg("-l")
+        .arg(&send)
+        .env("MANPAGER", "cat")
+        .env("COLUMNS", "100")
+        .output()
+        .expect("man (apt-get install man-db)");
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        page.contains("lookout-send") && page.contains("--wait"),
+        "{page}"
+    );
+}
