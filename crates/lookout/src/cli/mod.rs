@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod check;
+pub(crate) mod color;
 pub(crate) mod daemon;
 mod docs;
 mod events;
@@ -35,6 +36,9 @@ mod watch;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, global = true, value_enum, default_value_t = color::Choice::Auto)]
+    color: color::Choice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -97,6 +101,7 @@ pub fn main() -> ExitCode {
         }
         Err(err) => err.exit(),
     };
+    color::set(cli.color);
     let outcome = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Explain(args) => explain::run(args),

@@ -326,3 +326,61 @@ fn the_board_restarts_a_killed_server_and_says_so() {
         .status();
     term.keys("q");
 }
+
+/// Colour as a person asks for it: `--color always` into a pipe, `--color never` and `NO_COLOR` on a
+/// real terminal (a tmux pane, read back with its escape sequences) give none, a terminal without
+/// them gives colour.
+#[test]
+fn colour_follows_color_and_no_color() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    put(&mut served.client(), "test:blocked", &[PERMISSION]);
+    wait_until(
+        "blocked",
+        || lifecycle_of(&mut served.client(), "test:blocked") == "blocked",
+        String::new,
+    );
+    let red = "\x1b[1;31m";
+    let once = |extra: &[&str], no_color: bool| {
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(["watch", "--once", "--no-tmux", "--socket"])
+            .arg(&served.socket)
+            .args(extra);
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        String::from_utf8_lossy(&cmd.output().expect("watch --once").stdout).into_owned()
+    };
+    assert!(
+        once(&["--color", "always"], false).contains(red),
+        "always, into a pipe"
+    );
+    assert!(
+        !once(&[], false).contains("\x1b["),
+        "auto, into a pipe: plain"
+    );
+    // On a terminal: the board's one frame, read back with its escape sequences.
+    let on_terminal = |tag: &str, flags: &str, env: &str| {
+        let command = format!(
+            "{env} {LOOKOUT} watch --once --no-tmux {flags} --socket {}; sleep 30",
+            served.socket.display()
+        );
+        let term = Terminal::start(tag, &command, &[]);
+        term.wait_for("the frame", |s| s.contains("test:blocked"));
+        term.run(&["capture-pane", "-e", "-p", "-t", &term.pane])
+    };
+    // (tmux gives bold red back as `ESC[1m ESC[31m`)
+    let red_back = "\x1b[31m";
+    assert!(
+        on_terminal("colour", "", "env").contains(red_back),
+        "auto on a terminal"
+    );
+    assert!(
+        !on_terminal("nocolor", "", "env NO_COLOR=1").contains(red_back),
+        "NO_COLOR"
+    );
+    assert!(
+        !on_terminal("never", "--color never", "env").contains(red_back),
+        "--color never"
+    );
+}

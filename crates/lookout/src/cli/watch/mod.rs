@@ -109,7 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         // Into a pipe: no colours, plain newlines.
         let tty = std::io::stdout().is_terminal();
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
-        let frame = board.frame(size, tty);
+        let frame = board.frame(size, crate::cli::color::wanted(tty));
         println!(
             "{}",
             if tty {
@@ -309,7 +309,8 @@ fn interactive(socket: &Path, board: &mut Board) -> anyhow::Result<()> {
     loop {
         board.refresh(socket);
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
-        let frame = board.frame(size, true).replace("\r\n", "\x1b[K\r\n");
+        let color = crate::cli::color::wanted(true);
+        let frame = board.frame(size, color).replace("\r\n", "\x1b[K\r\n");
         let mut out = std::io::stdout().lock();
         out.write_all(format!("\x1b[H{frame}\x1b[K\x1b[J").as_bytes())?;
         out.flush()?;
