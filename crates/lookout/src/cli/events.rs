@@ -14,7 +14,7 @@ pub struct Args {
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
-    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    /// The fleet board: every machine's panes from this NATS server.
     #[arg(long, value_name = "URL")]
     fleet: Option<String>,
     #[command(flatten)]

@@ -68,7 +68,7 @@ enum What {
         #[arg(value_parser = ["working", "blocked", "done"])]
         state: String,
     },
-    /// Report the turn-end status (§4.2), from flags or `--stdin` JSON.
+    /// Report the turn-end status (blocking gates, running agents), from flags or `--stdin` JSON.
     TurnEnd {
         /// Items only a human can clear.
         #[arg(long, default_value_t = 0)]

@@ -55,7 +55,7 @@ pub struct Args {
     /// Have the running server re-read its settings file now (as SIGHUP does).
     #[arg(long)]
     reload: bool,
-    /// Publish every pane's state and event to this NATS JetStream server (SPEC §16)
+    /// Publish every pane's state and event to this NATS JetStream server
     /// [default: `[fleet] publish` of the settings file, else none].
     #[arg(long, value_name = "URL")]
     publish: Option<String>,

@@ -22,7 +22,7 @@ pub struct Args {
     /// Print the `pane.list` result as JSON.
     #[arg(long)]
     json: bool,
-    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    /// The fleet board: every machine's panes from this NATS server.
     #[arg(long, value_name = "URL")]
     fleet: Option<String>,
     #[command(flatten)]

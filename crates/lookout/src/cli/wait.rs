@@ -31,7 +31,7 @@ pub struct Args {
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
-    /// The fleet board: wait for MACHINE/PANE through this NATS server (SPEC §16).
+    /// The fleet board: wait for MACHINE/PANE through this NATS server.
     #[arg(long, value_name = "URL")]
     fleet: Option<String>,
     #[command(flatten)]

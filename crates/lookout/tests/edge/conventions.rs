@@ -63,3 +63,44 @@ fn man_pages_render_for_the_tool_and_each_subcommand() {
         "{page}"
     );
 }
+
+/// Every `--help` stands on its own: no section numbers of a document that is not shipped.
+#[test]
+fn help_texts_cite_no_sections() {
+    let top = lookout(&["--help"]);
+    let commands: Vec<String> = top
+        .split("Commands:")
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .take_while(|l| !l.starts_with("Options:"))
+        .filter_map(|l| {
+            l.strip_prefix("  ")?
+                .split_whitespace()
+                .next()
+                .map(str::to_owned)
+        })
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() > 15, "{top}");
+    let mut texts = vec![top];
+    for c in &commands {
+        let help = lookout(&[c, "--help"]);
+        // and the subcommands' own subcommands (`report turn-end`, `service install`)
+        if let Some(subs) = help.split("Commands:").nth(1) {
+            for line in subs.lines().take_while(|l| !l.starts_with("Options:")) {
+                if let Some(sub) = line
+                    .strip_prefix("  ")
+                    .and_then(|l| l.split_whitespace().next())
+                    && sub != "help"
+                {
+                    texts.push(lookout(&[c, sub, "--help"]));
+                }
+            }
+        }
+        texts.push(help);
+    }
+    for text in texts {
+        assert!(!text.contains('§') && !text.contains("SPEC"), "{text}");
+    }
+}

@@ -49,7 +49,7 @@ pub struct Args {
     /// Also show plain shells (panes with no agent that ask nothing).
     #[arg(long)]
     all: bool,
-    /// The fleet board: every machine's panes from this NATS server (SPEC §16).
+    /// The fleet board: every machine's panes from this NATS server.
     #[arg(long, value_name = "URL", conflicts_with_all = ["demo", "socket"])]
     fleet: Option<String>,
     /// With --fleet: notify (the settings file's `[[notify]]` rules) for every machine's panes
