@@ -1,5 +1,6 @@
 //! `lookout status [--json]`: the server (pid, version, uptime, log, skipped manifests, undelivered
-//! hook reports) and every pane's state, as a table or as JSON. A thin client of the socket.
+//! hook reports) and every pane's state, as a table or as JSON, once every watched tmux server has
+//! been looked at (a server it just started resumes them). A thin client of the socket.
 //! The CAUSE column adds `unverified rules` for a pane whose kind has no recording behind its
 //! rules (`unverified` in the JSON) and `rules stale` for one whose rules may no longer fit its
 //! CLI (`rules_stale` in the JSON; `lookout explain PANE` says what to record).
@@ -35,6 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::fleet::status(url, args.nats, args.json);
     }
     let mut client = super::connect(args.socket)?;
+    first_rounds(&mut client);
     let snapshot = client.call(&params::PaneList {})?;
     // The whole answer is written at once, so a reader that closes early (`lookout status |
     // head -3`) ends it quietly instead of a panic on a broken pipe.
@@ -112,6 +114,20 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     super::print_all(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Waits (3 s at most) until every tmux server the server watches has been looked at once: a
+/// server this command just started (or restarted) resumes its sources, and a table printed
+/// before their first round would be empty.
+fn first_rounds(client: &mut crate::server::Client) {
+    let end = std::time::Instant::now() + Duration::from_secs(3);
+    while std::time::Instant::now() < end {
+        match client.call(&params::SourceList {}) {
+            Ok(list) if list.sources.iter().any(|s| s.rounds == 0) => {}
+            _ => return,
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Widths of every column but the last, which takes what is left of the line.

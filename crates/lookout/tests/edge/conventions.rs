@@ -104,3 +104,38 @@ fn help_texts_cite_no_sections() {
         assert!(!text.contains('§') && !text.contains("SPEC"), "{text}");
     }
 }
+
+/// `lookout status` that starts the server (here after `lookout stop`) prints the panes of the
+/// tmux server it watches, not an empty table from before the resumed source's first look.
+#[test]
+fn status_that_starts_the_server_waits_for_its_first_round() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::create_dir(dir.path().join("run")).expect("runtime dir");
+    let socket = dir.path().join("run/lookout.sock");
+    let name = format!("lookout-status-start-{}", std::process::id());
+    let (_tmux, pane) = crate::support::tmux::Tmux::start(&name, 80, 24, &[], "cat");
+    let id = format!("tmux:{name}:{pane}");
+    let run = |args: &[&str]| {
+        let out = Command::new(LOOKOUT)
+            .args(args)
+            .env("XDG_RUNTIME_DIR", dir.path().join("run"))
+            .env("XDG_STATE_HOME", dir.path().join("state"))
+            .env("XDG_CONFIG_HOME", dir.path().join("config"))
+            .env("LOOKOUT_SOCKET", &socket)
+            .output()
+            .expect("lookout");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["tmux", "--socket-name", &name]);
+    crate::support::wait_until(
+        "the pane watched",
+        || run(&["status", "--json"]).contains(&id),
+        || run(&["status", "--json"]),
+    );
+    run(&["stop"]);
+    for _ in 0..3 {
+        let first = run(&["status", "--json"]);
+        run(&["stop"]);
+        assert!(first.contains(&id), "{first}");
+    }
+}
