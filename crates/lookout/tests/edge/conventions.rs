@@ -139,3 +139,34 @@ fn status_that_starts_the_server_waits_for_its_first_round() {
         assert!(first.contains(&id), "{first}");
     }
 }
+
+/// A bad `config.toml` is said by `lookout status`, with its line, not only in the server's log.
+#[test]
+fn status_shows_a_settings_file_the_server_refuses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config/lookout/config.toml");
+    std::fs::create_dir_all(config.parent().expect("dir")).expect("mkdir");
+    std::fs::write(
+        &config,
+        "[[notify]]\nsink = \"exec\"\non = [\"blocked\"]\ncomand = [\"x\"]\n",
+    )
+    .expect("write");
+    let s = crate::support::server::Served::start_in(dir.path(), 100);
+    let out = s.command(&["status"]).output().expect("lookout status");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("settings refused") && said.contains("config.toml:4"),
+        "{said}"
+    );
+    let out = s
+        .command(&["status", "--json"])
+        .output()
+        .expect("lookout status");
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        json["settings_problem"]
+            .as_str()
+            .is_some_and(|p| p.contains("comand")),
+        "{json}"
+    );
+}
