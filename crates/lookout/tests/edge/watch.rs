@@ -232,6 +232,21 @@ fn the_scripted_demo_starts_its_own_server_and_shows_blocked_and_done() {
         },
         || term.screen(),
     );
+    // The demo leaves nothing behind: its panes are closed on the server it leaves running.
+    let demo_panes = || {
+        Client::connect(&socket)
+            .and_then(|mut c| {
+                c.call_raw("pane.list", json!({}))
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            })
+            .map(|list| list["panes"].to_string().matches("demo:").count())
+            .unwrap_or(usize::MAX)
+    };
+    assert_eq!(demo_panes(), 0, "the demo's panes are still on the server");
+    let _ = Command::new(LOOKOUT)
+        .args(["stop", "--socket"])
+        .arg(&socket)
+        .status();
 }
 
 #[test]
