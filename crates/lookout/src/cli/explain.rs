@@ -133,6 +133,45 @@ pub fn print_explanation(e: &Explanation) {
     );
 }
 
+/// A live pane's explanation without its regions' text: every rule, the winner, the pane's state
+/// with its whole cause, and the drift advice last (what a person acts on). The board's `e` key
+/// shows these lines.
+pub fn summary(pane: &str, x: &crate::server::protocol::results::Explanation) -> Vec<String> {
+    let mut out = vec!["── rules (evaluation order) ──".to_owned()];
+    for r in &x.rules {
+        out.push(format!(
+            "{} {:>5}  {:<8} {:<28}",
+            if r.fired { "✔ fired" } else { "  -    " },
+            r.priority,
+            r.state,
+            r.id
+        ));
+    }
+    out.push(format!(
+        "winner: {} ({})",
+        x.winner.as_deref().unwrap_or("none"),
+        x.verdict.as_deref().unwrap_or("-")
+    ));
+    let s = &x.state;
+    let or_dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
+    out.push(format!(
+        "pane {pane}: kind {}, {} (cause {}), version {}, policy {}",
+        or_dash(s.kind.as_deref()),
+        s.lifecycle.name(),
+        or_dash(s.cause.as_deref()),
+        or_dash(s.version.as_deref()),
+        x.policy
+    ));
+    if !s.labels.is_empty() {
+        out.push(format!("labels: {}", s.labels.join(", ")));
+    }
+    out.push(match s.rules_stale.as_deref() {
+        Some(advice) => format!("rules may be stale: {advice}"),
+        None => "rules: no sign of drift".to_owned(),
+    });
+    out
+}
+
 /// `lookout explain PANE`: the server's `agent.explain`, printed like the offline form, with the
 /// pane's state and the drift advice last (what a person acts on).
 fn live(pane: &str, socket: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
@@ -149,29 +188,8 @@ fn live(pane: &str, socket: Option<PathBuf>, json: bool) -> anyhow::Result<ExitC
             println!("  │ {line}");
         }
     }
-    println!("── rules (evaluation order) ──");
-    for r in &x.rules {
-        println!(
-            "{} {:>5}  {:<8} {:<28}",
-            if r.fired { "✔ fired" } else { "  -    " },
-            r.priority,
-            r.state,
-            r.id
-        );
-    }
-    let s = &x.state;
-    let or_dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
-    println!(
-        "pane {pane}: kind {}, {} (cause {}), version {}, policy {}",
-        or_dash(s.kind.as_deref()),
-        s.lifecycle.name(),
-        or_dash(s.cause.as_deref()),
-        or_dash(s.version.as_deref()),
-        x.policy
-    );
-    match s.rules_stale.as_deref() {
-        Some(advice) => println!("rules may be stale: {advice}"),
-        None => println!("rules: no sign of drift"),
+    for line in summary(&pane, &x) {
+        println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
 }

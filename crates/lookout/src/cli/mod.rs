@@ -10,7 +10,7 @@ pub(crate) mod color;
 pub(crate) mod daemon;
 mod docs;
 mod events;
-mod explain;
+pub(crate) mod explain;
 mod fleet;
 mod hooks;
 mod names;

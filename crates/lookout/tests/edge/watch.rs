@@ -399,3 +399,39 @@ fn colour_follows_color_and_no_color() {
         "--color never"
     );
 }
+
+/// `e` on the board shows the selected pane's explanation, its whole cause wrapped on an 80-column
+/// terminal where the CAUSE column cuts it; any key goes back to the board.
+#[test]
+fn e_shows_the_selected_panes_whole_cause() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    put(&mut served.client(), "test:blocked", &[PERMISSION]);
+    wait_until(
+        "blocked",
+        || lifecycle_of(&mut served.client(), "test:blocked") == "blocked",
+        String::new,
+    );
+    let command = format!(
+        "{LOOKOUT} watch --no-tmux --socket {}",
+        served.socket.display()
+    );
+    let term = Terminal::start("explain", &command, &[]);
+    term.run(&["resize-window", "-t", &term.pane, "-x", "80", "-y", "30"]);
+    term.wait_for("the blocked row", |s| s.contains("test:blocked"));
+    assert!(
+        !term.screen().contains("screen:permission-dialog"),
+        "cut at 80 columns"
+    );
+    term.keys("e");
+    term.wait_for("the explanation with the whole cause", |s| {
+        s.contains("lookout explain test:blocked") && s.contains("permission-dialog")
+    });
+    term.wait_for("the cause line", |s| {
+        s.replace('\n', "")
+            .contains("(cause screen:permission-dialog)")
+    });
+    term.keys("j");
+    term.wait_for("back to the board", |s| s.contains("e explain"));
+    term.keys("q");
+}

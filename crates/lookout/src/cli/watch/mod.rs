@@ -7,7 +7,8 @@
 //! crash, `kill -9`) is started again the way every client starts it, and the footer says so.
 //! Rows are in urgency order (blocked, done-unread, working, idle; longest waiting first), plain
 //! shells hidden unless `--all`, tmux panes named `session:window.pane window-name`. Keys: `j`/`k`
-//! or arrows select, Enter goes to the pane (tmux), `s` marks it seen, `q` quits. Touches the outer
+//! or arrows select, Enter goes to the pane (tmux), `s` marks it seen, `e` shows its explanation
+//! (the whole cause, the rules) until the next key, `q` quits. Touches the outer
 //! terminal (alternate screen, raw mode, always restored), the server socket, tmux and PTYs (demo).
 
 pub mod demo;
@@ -15,11 +16,12 @@ mod fleet;
 pub mod render;
 
 use crate::cli::daemon;
+use crate::cli::printable::printable;
 use crate::panes::PaneState;
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
 use crate::pty::tmux::{Socket, Tmux};
 use crate::server::client::{Client, panes};
-use crate::server::protocol::params::PaneSeen;
+use crate::server::protocol::params::{AgentExplain, PaneSeen};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use render::View;
 use std::collections::HashMap;
@@ -103,6 +105,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         notice: None,
         all: args.all,
         watched,
+        explained: None,
     };
     if args.once {
         board.refresh(&socket);
@@ -142,6 +145,8 @@ struct Board {
     all: bool,
     /// The tmux server the board had the server watch (watched again by a restarted server).
     watched: Option<PathBuf>,
+    /// The selected pane's explanation (`e`), shown instead of the rows until the next key.
+    explained: Option<Vec<String>>,
 }
 
 impl Board {
@@ -206,6 +211,24 @@ impl Board {
         self.selected = self.panes.get(i).map(|p| p.pane.clone());
     }
 
+    /// `e`: the selected pane's explanation (`lookout explain PANE` without the screen text): the
+    /// rules, the winner and the whole cause, which the CAUSE column may cut.
+    fn explain(&mut self) {
+        let Some(pane) = self.panes.get(self.index()).map(|p| p.pane.clone()) else {
+            return;
+        };
+        match self.client.call(&AgentExplain { pane: pane.clone() }) {
+            Ok(x) => {
+                let mut lines = vec![format!("lookout explain {pane}"), String::new()];
+                lines.extend(crate::cli::explain::summary(&pane, &x));
+                lines.push(String::new());
+                lines.push("any key: back to the board".to_owned());
+                self.explained = Some(lines);
+            }
+            Err(e) => self.notice = Some(format!("explain {pane}: {e}")),
+        }
+    }
+
     fn mark_seen(&mut self) {
         if let Some(pane) = self.panes.get(self.index()) {
             let seen = PaneSeen {
@@ -217,6 +240,20 @@ impl Board {
     }
 
     fn frame(&self, size: WindowSize, color: bool) -> String {
+        if let Some(lines) = &self.explained {
+            // wrapped, never cut: the point is to read the whole cause
+            let width = usize::from(size.cols.max(1));
+            let mut rows = Vec::new();
+            for line in lines {
+                let chars: Vec<char> = printable(line).chars().collect();
+                rows.extend(chars.chunks(width).map(|c| c.iter().collect::<String>()));
+                if chars.is_empty() {
+                    rows.push(String::new());
+                }
+            }
+            rows.truncate(usize::from(size.rows.max(1)));
+            return rows.join("\r\n");
+        }
         render::frame(&View {
             panes: &self.panes,
             selected: self.index(),
@@ -345,6 +382,10 @@ fn wait(rx: &Receiver<Wake>, board: &mut Board) -> bool {
 /// Applies typed keys; false on `q`, Ctrl-C or Ctrl-D.
 fn on_keys(bytes: &[u8], board: &mut Board) -> bool {
     board.notice = None;
+    if board.explained.take().is_some() {
+        // any key leaves the explanation (q still quits)
+        return !matches!(bytes.first(), Some(b'q' | b'Q' | 3 | 4));
+    }
     let mut i = 0;
     while i < bytes.len() {
         match &bytes[i..] {
@@ -359,6 +400,7 @@ fn on_keys(bytes: &[u8], board: &mut Board) -> bool {
             [b'k', ..] => board.select(-1),
             [b'j', ..] => board.select(1),
             [b's', ..] => board.mark_seen(),
+            [b'e', ..] => board.explain(),
             [b'\r' | b'\n', ..] => board.jump(),
             [b'q' | b'Q' | 3 | 4, ..] => return false,
             _ => {}

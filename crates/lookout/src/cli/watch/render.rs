@@ -51,7 +51,7 @@ pub fn frame(view: &View<'_>) -> String {
     let keys = if view.machines.is_some() {
         "j/k ↑/↓ select · q quit"
     } else {
-        "j/k ↑/↓ select · ⏎ go there · s mark seen · q quit"
+        "j/k ↑/↓ select · ⏎ go there · s mark seen · e explain · q quit"
     };
     lines.push(dim(view, &format!("{keys}   {}", view.status)));
     let limit = usize::from(view.rows.max(1));
