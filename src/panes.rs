@@ -38,6 +38,16 @@ impl Badge {
         }
     }
 
+    /// The lifecycle word it reads as (a done turn already seen reads `idle`).
+    pub fn lifecycle(self) -> LifecycleState {
+        match self {
+            Badge::Idle => LifecycleState::Idle,
+            Badge::Working => LifecycleState::Working,
+            Badge::Done => LifecycleState::Done,
+            Badge::Blocked => LifecycleState::Blocked,
+        }
+    }
+
     /// The word shown for it (the lifecycle names of the wire).
     pub fn name(self) -> &'static str {
         match self {
@@ -544,6 +554,30 @@ pub fn seen_by(world: &mut World, id: &str, how: &str) -> Result<(), UnknownPane
         .resource_mut::<SeenInbox>()
         .0
         .push((Arc::from(id), Cause::SeenBy(Arc::from(how))));
+    Ok(())
+}
+
+/// Input was submitted to the agent in pane `id` and taken (`how`: `send`): a turn started. A pane
+/// at rest (idle or done) is working from now on, so that turn ends `done` with `unread` — and an
+/// event — even when it was over before any look saw it working: the screen's verdict is decided
+/// again on the next tick. A working or blocked pane is left as it is.
+pub fn submitted(world: &mut World, id: &str, how: &str) -> Result<(), UnknownPane> {
+    let e = entity(world, id)?;
+    let wall = world.resource::<Clock>().wall;
+    if let Some(mut lifecycle) = world.get_mut::<Lifecycle>(e)
+        && matches!(lifecycle.state, LifecycleState::Idle | LifecycleState::Done)
+    {
+        *lifecycle = Lifecycle {
+            state: LifecycleState::Working,
+            prev: lifecycle.state,
+            since: wall,
+            cause: Some(Cause::Input(Arc::from(how))),
+        };
+        if let Some(mut verdict) = world.get_mut::<ScreenVerdict>(e) {
+            verdict.set_changed();
+        }
+        world.resource_mut::<Awake>().wake(e);
+    }
     Ok(())
 }
 

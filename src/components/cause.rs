@@ -1,4 +1,5 @@
-//! `Cause`: why something changed — a screen rule, a hook source, a process exit, or `seen`.
+//! `Cause`: why something changed — a screen rule, a hook source, a process exit, `seen`, or
+//! submitted input.
 //! A value carried by `Lifecycle`, `Attention`, `Labels`, `Verdict` and every event; not a component.
 
 use std::sync::Arc;
@@ -17,11 +18,14 @@ pub enum Cause {
     /// The person was seen at the pane, and how (`focus`: a tmux client showed it; `input`: they
     /// typed into it).
     SeenBy(Arc<str>),
+    /// Input was submitted to the agent, and how (`send`: `pane.send` pressed Enter and the agent
+    /// took the text): a turn started, whatever the screen showed of it.
+    Input(Arc<str>),
 }
 
 impl Cause {
     /// Parses the wire form (`screen:<id>`, `hook:<source>`, `process:exited`, `seen`,
-    /// `seen:<how>`).
+    /// `seen:<how>`, `input:<how>`).
     pub fn parse(text: &str) -> Option<Cause> {
         if text == "process:exited" {
             return Some(Cause::ProcessExited);
@@ -34,6 +38,7 @@ impl Cause {
             "seen" => Some(Cause::SeenBy(Arc::from(rest))),
             "screen" => Some(Cause::Screen(Arc::from(rest))),
             "hook" => Some(Cause::Hook(Arc::from(rest))),
+            "input" => Some(Cause::Input(Arc::from(rest))),
             _ => None,
         }
     }
@@ -47,6 +52,7 @@ impl std::fmt::Display for Cause {
             Cause::ProcessExited => f.write_str("process:exited"),
             Cause::Seen => f.write_str("seen"),
             Cause::SeenBy(how) => write!(f, "seen:{how}"),
+            Cause::Input(how) => write!(f, "input:{how}"),
         }
     }
 }

@@ -98,8 +98,7 @@ pub struct Verdict {
     /// short turn): the pane passes through working first, with this cause.
     pub passed_working: Option<Cause>,
     /// The idle screen shows a finished turn it did not show at the last look (a
-    /// `finished_turn` rule): a pane that was idle or done passes through working
-    /// first.
-    /// Not a blocked one: a dialog answered "no" ends idle.
+    /// `finished_turn` rule): the pane passes through working first. A dialog's screen records
+    /// the turn its transcript shows, so a dialog answered "no" shows no new one and ends idle.
     pub turn_ended: Option<Cause>,
 }

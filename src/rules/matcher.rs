@@ -12,7 +12,7 @@
 use super::regions::{Grid, has_spinner};
 pub use super::texts::Scratch;
 use super::texts::Texts;
-use crate::manifest::{KindRules, Pattern};
+use crate::manifest::{KindRules, Pattern, RuleState};
 use std::time::Instant;
 
 /// What one evaluation looks at.
@@ -153,17 +153,35 @@ impl KindRules {
             last = fired.as_ref().and_then(|f| f.last);
             fired.is_some()
         });
-        let turn = winner
-            .map(|i| &self.rules[i])
-            .filter(|rule| rule.spec.finished_turn)
-            .zip(last)
-            .and_then(|(rule, (a, b))| texts.text(self, rule.region).get(a..b))
+        let pointer = match winner {
+            Some(i) if self.rules[i].spec.finished_turn => last.map(|hit| (i, hit)),
+            // Under a dialog, the turn the transcript shows is already there: the one that
+            // ends when the dialog is answered must differ from it (a denial ends no turn).
+            Some(i) if self.rules[i].spec.state == RuleState::Blocked => {
+                self.turn_under(i, &mut texts, strategy)
+            }
+            _ => None,
+        };
+        let turn = pointer
+            .and_then(|(i, (a, b))| texts.text(self, self.rules[i].region).get(a..b))
             .map(fingerprint);
         Outcome {
             winner,
             wake: self.wake(look),
             turn,
         }
+    }
+
+    /// The first `finished_turn` rule after rule `won` that fires, and its last hit.
+    fn turn_under(
+        &self,
+        won: usize,
+        texts: &mut Texts<'_>,
+        strategy: Strategy,
+    ) -> Option<(usize, (usize, usize))> {
+        (won + 1..self.rules.len())
+            .filter(|&i| self.rules[i].spec.finished_turn)
+            .find_map(|i| Some((i, self.fires(i, texts, strategy, false)?.last?)))
     }
 
     /// Every region, every rule, fired or not, and the winner: what `explain` prints.

@@ -167,17 +167,19 @@ pub fn apply_transitions(
             input = None;
         }
         let before = lifecycle.state;
-        // A working screen seen since the last tick: through working first, so
-        // an approved prompt whose work ended within the tick still ends done with unread. So
-        // does a finished turn that appeared on an idle pane between two looks.
-        let turn_ended = verdict
-            .turn_ended
-            .as_ref()
-            .filter(|_| matches!(lifecycle.state, LifecycleState::Idle | LifecycleState::Done));
+        // A working screen seen since the last tick: through working first, so an approved
+        // prompt whose work ended within the tick still ends done with unread. So does a
+        // finished turn that appeared between two looks, on an idle pane or after a dialog (the
+        // tool ran and the answer came: a dialog answered "no" shows no new finished turn).
+        // A hook's `done` on a pane at rest: the turn began and ended between two ticks.
+        let hook_turn = (decision == Decision::Done
+            && matches!(lifecycle.state, LifecycleState::Idle | LifecycleState::Done))
+        .then_some(&cause);
         if let Some(passed) = verdict
             .passed_working
             .as_ref()
-            .or(turn_ended)
+            .or(verdict.turn_ended.as_ref())
+            .or(hook_turn)
             .filter(|_| verdict.is_changed() && lifecycle.state != LifecycleState::Working)
         {
             let w = step(lifecycle.state, &Decision::Working, false);
@@ -201,8 +203,14 @@ pub fn apply_transitions(
         if let Some(to) = s.lifecycle {
             *lifecycle = Lifecycle {
                 state: to,
-                // the state before this tick: one event for the tick's net change
-                prev: before,
+                // the state before this tick: one event for the tick's net change — and when the
+                // pane passed through working back to where it was (done → working → done), the
+                // last step, so the turn still has its event
+                prev: if before == to {
+                    lifecycle.state
+                } else {
+                    before
+                },
                 since: clock.wall,
                 cause: Some(cause.clone()),
             };

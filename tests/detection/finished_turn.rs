@@ -2,7 +2,8 @@
 //! a poller feeds
 //! it (one capture a tick, no arrival times, so no interim screen exists) ends `done` with
 //! `unread` when a finished turn it did not show before appears — and only then: not on its first
-//! look, not when a draft is typed under the same turn, not when a dialog was answered "no".
+//! look, not when a draft is typed under the same turn, not when a dialog was answered "no" (the
+//! turn under the dialog is the one on screen after it).
 
 use lookout_core::components::LifecycleState::{self, *};
 use lookout_core::manifest::Catalog;
@@ -104,11 +105,55 @@ fn the_first_look_only_learns_the_turn_on_screen() {
 }
 
 #[test]
-fn a_dialog_answered_no_ends_idle_even_with_a_new_turn_on_screen() {
+fn an_approved_dialog_ends_done_and_a_denied_one_idle() {
     let mut p = Pane::new();
     p.capture("Welcome\n\n>");
     p.capture("> run it\n\nAllow this? 1. Yes 2. No");
     assert_eq!(p.is(), (Blocked, false));
-    p.capture("> run it\n\n✦ Denied, so I stop.\n\n>");
-    assert_eq!(p.is(), (Idle, false));
+    p.capture("> run it\n\n✦ Ran it, all fine.\n\n>");
+    assert_eq!(
+        p.is(),
+        (Done, true),
+        "approved: the tool ran and the answer came between two looks"
+    );
+    panes::seen(&mut p.world, "p").expect("pane");
+    // The agent's turn is already on screen above the dialog: a denial adds no new one.
+    p.capture("> again\n\n✦ I will run it.\nAllow this? 1. Yes 2. No");
+    assert_eq!(p.is(), (Blocked, false));
+    p.capture("> again\n\n✦ I will run it.\ncancelled\n\n>");
+    assert_eq!(p.is(), (Idle, false), "denied");
+}
+
+/// A prompt submitted through `pane.send` on a pane already done, answered before any look saw
+/// it working (the screen even ends as it was): still a turn, ending `done` with `unread` and an
+/// event for each step.
+#[test]
+fn a_submitted_turn_nobody_saw_working_ends_done_unread_with_events() {
+    use lookout_core::event::Change;
+    use lookout_core::resources::EventOutbox;
+    let mut p = Pane::new();
+    p.capture("Welcome\n\n>");
+    p.capture(FIRST);
+    panes::seen(&mut p.world, "p").expect("pane");
+    p.capture(FIRST);
+    assert_eq!(p.is(), (Done, false));
+    let events = p.world.resource::<EventOutbox>().events().clone();
+    while events.try_recv().is_ok() {}
+    panes::submitted(&mut p.world, "p", "send").expect("pane");
+    assert_eq!(p.is().0, Working, "at once, for a wait that comes next");
+    p.capture(FIRST);
+    assert_eq!(p.is(), (Done, true), "the turn nobody saw working");
+    let moves: Vec<_> = events
+        .try_iter()
+        .filter_map(|e| match e.change {
+            Change::Lifecycle { from, to, .. } => Some((from, to, e.cause.map(|c| c.to_string()))),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        moves.iter().map(|(f, t, _)| (*f, *t)).collect::<Vec<_>>(),
+        [(Done, Working), (Working, Done)],
+        "{moves:?}"
+    );
+    assert_eq!(moves[0].2.as_deref(), Some("input:send"));
 }

@@ -341,6 +341,39 @@ fn hooks_dominate_until_a_new_process() {
     assert_eq!((h.lifecycle("p"), h.state("p").hooked), (Blocked, false));
 }
 
+/// A turn whose hooks both land inside one tick (prompt submitted, turn over) on a pane already
+/// done: still a turn — an event to `done` and `unread` raised again.
+#[test]
+fn a_hook_turn_inside_one_tick_on_a_done_pane_has_its_event() {
+    let mut h = Harness::new("");
+    h.open("p", None);
+    h.start("p", "fake-agent");
+    h.screen("p", ">");
+    h.tick();
+    h.report("hook:fake", session());
+    h.report("hook:fake", state(1, ReportedState::Working));
+    h.tick();
+    h.report("hook:fake", state(2, ReportedState::Done));
+    h.tick();
+    panes::seen(&mut h.world, "p").expect("pane");
+    h.tick();
+    assert_eq!((h.lifecycle("p"), h.state("p").unread), (Done, false));
+    h.events.clear();
+    h.report("hook:fake", state(3, ReportedState::Working));
+    h.report("hook:fake", state(4, ReportedState::Done));
+    h.tick();
+    assert_eq!((h.lifecycle("p"), h.state("p").unread), (Done, true));
+    let moves: Vec<_> = h
+        .events
+        .iter()
+        .filter_map(|e| match e.change {
+            Change::Lifecycle { to, .. } => Some(to),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(moves, [Done], "{:?}", h.events);
+}
+
 #[test]
 fn every_report_rule_answers() {
     let mut h = Harness::new("");

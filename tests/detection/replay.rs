@@ -5,6 +5,7 @@
 //! Recordings of the real CLIs, made with `lookout record` by `tools/capture.py`.
 
 use lookout_core::asciicast::{self, Cast};
+use lookout_core::components::LifecycleState::{Done, Idle};
 use lookout_core::corpus::{self, Fixture};
 use lookout_core::manifest::Catalog;
 use lookout_core::replay::{self, MarkerCheck};
@@ -118,6 +119,53 @@ fn short_turns_and_pickers_read_right_when_polled() {
         markers >= 40,
         "the shortturn/modelpicker recordings are missing"
     );
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// An approved permission dialog is a finished turn even when no look saw it working (the tool
+/// ran and the answer came between two captures): every recorded approval ends `done` with
+/// `unread`, polled as the tmux source polls and as the server reads a PTY, titles on and off —
+/// and a denied one ends idle, with nothing unread.
+#[test]
+fn an_approved_dialog_ends_done_and_a_denied_one_idle_however_it_is_read() {
+    let (catalog, errors) = Catalog::bundled();
+    assert!(errors.is_empty(), "{errors:?}");
+    let catalog = Arc::new(catalog);
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    let cases = fixtures().into_iter().filter(|(f, _)| {
+        f.kind == "claude"
+            && f.path
+                .file_stem()
+                .is_some_and(|s| s == "approve" || s == "deny")
+    });
+    for (fixture, cast) in cases {
+        let denied = fixture.path.file_stem().is_some_and(|s| s == "deny");
+        let want = if denied { Idle } else { Done };
+        for (what, timing) in [
+            ("polled", replay::Timing::POLLED),
+            ("server", replay::Timing::SERVER),
+        ] {
+            for (titles, cast) in [
+                ("titles on", cast.clone()),
+                ("titles off", replay::without_titles(&cast)),
+            ] {
+                let result = replay::replay_with(&cast, catalog.clone(), &fixture.kind, timing);
+                let last = result.markers.last().expect("a marker after the dialog");
+                checked += 1;
+                if last.detected != want {
+                    failures.push(format!(
+                        "{} ({what}, {titles}): ends {} ({}), not {}",
+                        fixture.path.display(),
+                        last.detected.name(),
+                        last.cause.as_deref().unwrap_or("no cause"),
+                        want.name()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(checked >= 16, "the approve/deny recordings are missing");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -13,7 +13,8 @@ use std::time::Instant;
 /// Arguments of `lookout explain`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A live pane of the server to explain (instead of `--kind` and `--screen`).
+    /// A live pane of the server to explain (instead of `--kind` and `--screen`): its id, tmux
+    /// place (`work:2.0`) or tmux pane title.
     #[arg(conflicts_with_all = ["kind", "screen"], required_unless_present_all = ["kind", "screen"])]
     pub pane: Option<String>,
     /// The server's socket, for PANE [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
@@ -131,13 +132,51 @@ pub fn print_explanation(e: &Explanation) {
     );
 }
 
+/// A live pane's explanation without its regions' text: every rule, the winner, the pane's state
+/// with its whole cause, and the drift advice last (what a person acts on). The board's `e` key
+/// shows these lines.
+pub fn summary(pane: &str, x: &crate::protocol::results::Explanation) -> Vec<String> {
+    let mut out = vec!["── rules (evaluation order) ──".to_owned()];
+    for r in &x.rules {
+        out.push(format!(
+            "{} {:>5}  {:<8} {:<28}",
+            if r.fired { "✔ fired" } else { "  -    " },
+            r.priority,
+            r.state,
+            r.id
+        ));
+    }
+    out.push(format!(
+        "winner: {} ({})",
+        x.winner.as_deref().unwrap_or("none"),
+        x.verdict.as_deref().unwrap_or("-")
+    ));
+    let s = &x.state;
+    let or_dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
+    out.push(format!(
+        "pane {pane}: kind {}, {} (cause {}), version {}, policy {}",
+        or_dash(s.kind.as_deref()),
+        s.lifecycle.name(),
+        or_dash(s.cause.as_deref()),
+        or_dash(s.version.as_deref()),
+        x.policy
+    ));
+    if !s.labels.is_empty() {
+        out.push(format!("labels: {}", s.labels.join(", ")));
+    }
+    out.push(match s.rules_stale.as_deref() {
+        Some(advice) => format!("rules may be stale: {advice}"),
+        None => "rules: no sign of drift".to_owned(),
+    });
+    out
+}
+
 /// `lookout explain PANE`: the server's `agent.explain`, printed like the offline form, with the
 /// pane's state and the drift advice last (what a person acts on).
 fn live(pane: &str, socket: Option<PathBuf>, json: bool) -> anyhow::Result<ExitCode> {
     let mut client = super::connect(socket)?;
-    let x = client.call(&AgentExplain {
-        pane: pane.to_owned(),
-    })?;
+    let pane = super::names::resolve(&mut client, pane)?;
+    let x = client.call(&AgentExplain { pane: pane.clone() })?;
     if json {
         println!("{}", serde_json::to_string_pretty(&x)?);
         return Ok(ExitCode::SUCCESS);
@@ -148,29 +187,8 @@ fn live(pane: &str, socket: Option<PathBuf>, json: bool) -> anyhow::Result<ExitC
             println!("  │ {line}");
         }
     }
-    println!("── rules (evaluation order) ──");
-    for r in &x.rules {
-        println!(
-            "{} {:>5}  {:<8} {:<28}",
-            if r.fired { "✔ fired" } else { "  -    " },
-            r.priority,
-            r.state,
-            r.id
-        );
-    }
-    let s = &x.state;
-    let or_dash = |v: Option<&str>| v.unwrap_or("-").to_owned();
-    println!(
-        "pane {pane}: kind {}, {} (cause {}), version {}, policy {}",
-        or_dash(s.kind.as_deref()),
-        s.lifecycle.name(),
-        or_dash(s.cause.as_deref()),
-        or_dash(s.version.as_deref()),
-        x.policy
-    );
-    match s.rules_stale.as_deref() {
-        Some(advice) => println!("rules may be stale: {advice}"),
-        None => println!("rules: no sign of drift"),
+    for line in summary(&pane, &x) {
+        println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
 }

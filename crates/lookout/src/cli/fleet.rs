@@ -124,7 +124,7 @@ pub fn status(url: &str, nats: NatsArgs, json: bool) -> anyhow::Result<ExitCode>
             machine,
             printable(&s.pane),
             printable(s.kind.as_deref().unwrap_or("-")),
-            s.lifecycle.name(),
+            crate::panes::Badge::of(s).name(),
             if attention.is_empty() {
                 "-"
             } else {

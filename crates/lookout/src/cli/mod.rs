@@ -6,12 +6,15 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 
 mod check;
+pub(crate) mod color;
 pub(crate) mod daemon;
+mod docs;
 mod events;
-mod explain;
+pub(crate) mod explain;
 mod fleet;
 mod hooks;
 mod learn;
+mod names;
 mod next;
 mod printable;
 mod pty_command;
@@ -22,6 +25,7 @@ mod run;
 mod seen;
 mod send;
 mod serve;
+mod service;
 mod status;
 mod tmux;
 mod wait;
@@ -33,6 +37,9 @@ mod watch;
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, global = true, value_enum, default_value_t = color::Choice::Auto)]
+    color: color::Choice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -54,6 +61,8 @@ enum Command {
     Serve(serve::Args),
     /// Stop the per-user server (a final tick first).
     Stop(serve::StopArgs),
+    /// Have the server supervised: write a systemd user unit (on macOS: print a launchd agent).
+    Service(service::Args),
     /// Report an agent's state from its hooks (state, turn-end, session).
     Report(report::Args),
     /// Install or remove lookout's hooks in an agent's settings (claude, codex, gemini, qwen).
@@ -75,6 +84,10 @@ enum Command {
     Tmux(tmux::Args),
     /// The live board of every pane; starts the server (and has it watch tmux) when none runs.
     Watch(watch::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(docs::CompletionArgs),
+    /// Print the man page lookout(1), or write every page into --dir.
+    Man(docs::ManArgs),
     /// A fake agent for `watch --demo` (internal).
     #[command(hide = true)]
     DemoAgent(watch::demo::AgentArgs),
@@ -91,6 +104,7 @@ pub fn main() -> ExitCode {
         }
         Err(err) => err.exit(),
     };
+    color::set(cli.color);
     let outcome = match cli.command {
         Command::Check(args) => check::run(args),
         Command::Explain(args) => explain::run(args),
@@ -105,6 +119,7 @@ pub fn main() -> ExitCode {
                 .or_else(crate::server::env_socket)
                 .unwrap_or_else(crate::server::default_socket_path),
         ),
+        Command::Service(args) => service::run(args),
         Command::Report(args) => report::run(args),
         Command::Hooks(args) => hooks::run(args),
         Command::Status(args) => status::run(args),
@@ -115,6 +130,8 @@ pub fn main() -> ExitCode {
         Command::Wait(args) => wait::run(args),
         Command::Tmux(args) => tmux::run(args),
         Command::Watch(args) => watch::run(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
         Command::DemoAgent(args) => watch::demo::agent(args),
     };
     match outcome {

@@ -70,7 +70,7 @@ enum What {
         #[arg(value_parser = ["working", "blocked", "done"])]
         state: String,
     },
-    /// Report the turn-end status, from flags or `--stdin` JSON.
+    /// Report the turn-end status (blocking gates, running agents), from flags or `--stdin` JSON.
     TurnEnd {
         /// Items only a human can clear.
         #[arg(long, default_value_t = 0)]

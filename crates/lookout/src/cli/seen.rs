@@ -9,7 +9,7 @@ use std::process::ExitCode;
 /// Arguments of `lookout seen`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The panes seen.
+    /// The panes seen: ids, tmux places (`work:2.0`) or titles.
     #[arg(required_unless_present = "all")]
     panes: Vec<String>,
     /// Every pane with an unread turn.
@@ -31,7 +31,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             .map(|s| s.pane)
             .collect()
     } else {
-        args.panes
+        let mut ids = Vec::new();
+        for name in &args.panes {
+            ids.push(super::names::resolve(&mut client, name)?);
+        }
+        ids
     };
     let mut code = ExitCode::SUCCESS;
     for pane in panes {

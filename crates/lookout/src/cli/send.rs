@@ -1,10 +1,11 @@
-//! `lookout send PANE TEXT [--no-submit] [--force] [--timeout 10s] [--json]`: type TEXT into a
-//! pane once, then Enter until the agent took it (`pane.send`), and say how it ended.
-//! A thin client of the socket; the exit code is the verdict's.
+//! `lookout send PANE TEXT [--no-submit] [--force] [--timeout 10s] [--json] [--wait done]`: type
+//! TEXT into a pane once, then Enter until the agent took it (`pane.send`), and say how it ended;
+//! with `--wait`, then wait for the turn it started to reach one of the states (`agent.wait`
+//! after the send's event number). A thin client of the socket; the exit code is the verdict's,
+//! or the wait's.
 
 use crate::protocol::params::PaneSend;
 use crate::protocol::results::Verdict;
-use crate::pty::tmux::Socket;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,8 +13,8 @@ use std::time::Duration;
 /// Arguments of `lookout send`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The pane, as `lookout status` names it (a bare tmux id like `%3` means that pane of the tmux
-    /// server this shell runs in).
+    /// The pane: its id, a bare tmux id like `%3` (that pane of the tmux server this shell runs
+    /// in), its tmux place (`work:2.0`) or its tmux pane title.
     pane: String,
     /// The text, delivered byte for byte (a `/command` gets a pause before Enter).
     text: String,
@@ -30,6 +31,13 @@ pub struct Args {
     /// Print the whole result as JSON.
     #[arg(long)]
     json: bool,
+    /// Then wait for the turn the text started to reach one of these states (e.g. `done` or
+    /// `done,blocked`), print the pane's state as JSON, exit 0 (1 on timeout).
+    #[arg(long, value_name = "STATES", value_delimiter = ',')]
+    wait: Vec<String>,
+    /// How long `--wait` waits.
+    #[arg(long, default_value = "5m", value_parser = crate::units::parse_duration)]
+    wait_timeout: Duration,
     /// The server's socket [default: $LOOKOUT_SOCKET, else $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     socket: Option<PathBuf>,
@@ -46,25 +54,20 @@ pub fn exit_code(verdict: Verdict) -> u8 {
     }
 }
 
-/// Sends and prints the verdict.
+/// Sends and prints the verdict; with `--wait`, waits for the turn.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
+    let until = super::wait::parse_states(&args.wait)?;
     let mut client = super::connect(args.socket)?;
-    // The server answers when the send (the wait) is over: allow that, then the usual deadline.
-    client.answer_within(Some(args.timeout.saturating_add(super::ANSWER_WITHIN)))?;
-    let pane = match std::env::var("TMUX")
-        .ok()
-        .and_then(|t| Socket::from_env(&t))
-    {
-        Some(socket) if args.pane.starts_with('%') => socket.pane_id(&args.pane),
-        _ => args.pane,
-    };
+    let pane = super::names::resolve(&mut client, &args.pane)?;
     let send = PaneSend {
-        pane,
+        pane: pane.clone(),
         text: args.text,
         submit: !args.no_submit,
         force: args.force,
         timeout_ms: Some(u64::try_from(args.timeout.as_millis()).unwrap_or(u64::MAX)),
     };
+    // The server answers when the send is over: allow that, then the usual deadline.
+    client.answer_within(Some(args.timeout.saturating_add(super::ANSWER_WITHIN)))?;
     let sent = client.call(&send)?;
     if args.json {
         println!("{}", serde_json::to_string(&sent)?);
@@ -76,5 +79,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             sent.enters
         );
     }
-    Ok(ExitCode::from(exit_code(sent.verdict)))
+    let started = matches!(sent.verdict, Verdict::Confirmed | Verdict::Queued);
+    if until.is_empty() || !started || args.no_submit {
+        return Ok(ExitCode::from(exit_code(sent.verdict)));
+    }
+    super::wait::wait(&mut client, pane, until, sent.seq, args.wait_timeout)
 }

@@ -1,5 +1,6 @@
-//! `lookout status [--json]`: the server (pid, version, uptime, log, skipped manifests, undelivered
-//! hook reports) and every pane's state, as a table or as JSON. A thin client of the socket.
+//! `lookout status [--json]`: the server (pid, version, uptime, log, skipped manifests, a settings
+//! file it refuses, undelivered hook reports) and every pane's state, as a table or as JSON, once every watched tmux server has
+//! been looked at (a server it just started resumes them). A thin client of the socket.
 //! The CAUSE column adds `unverified rules` for a pane whose kind has no recording behind its
 //! rules (`unverified` in the JSON) and `rules stale` for one whose rules may no longer fit its
 //! CLI (`rules_stale` in the JSON; `lookout explain PANE` says what to record).
@@ -35,6 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::fleet::status(url, args.nats, args.json);
     }
     let mut client = super::connect(args.socket)?;
+    first_rounds(&mut client);
     let snapshot = client.call(&params::PaneList {})?;
     // The whole answer is written at once, so a reader that closes early (`lookout status |
     // head -3`) ends it quietly instead of a panic on a broken pipe.
@@ -44,6 +46,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let mut json = serde_json::to_value(&snapshot)?;
         json["server"] = serde_json::to_value(&info)?;
         json["report_problem"] = json!(last_report_problem());
+        json["settings_problem"] = json!(settings_problem());
         let _ = writeln!(out, "{json}");
         super::print_all(&out)?;
         return Ok(ExitCode::SUCCESS);
@@ -51,6 +54,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     print_server(&mut out, &info);
     if let Some(line) = super::skipped_manifests(&mut client) {
         let _ = writeln!(out, "warning: {line}");
+    }
+    if let Some(problem) = settings_problem() {
+        let _ = writeln!(out, "warning: {problem}");
     }
     if let Some(problem) = last_report_problem() {
         let _ = writeln!(
@@ -98,7 +104,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let cells = [
             printable(&p.pane).into_owned(),
             printable(p.kind.as_deref().unwrap_or("-")).into_owned(),
-            p.lifecycle.name().to_owned(),
+            // the badge's word, as the board and tmux say it: a done turn already seen is idle
+            crate::panes::Badge::of(&p).name().to_owned(),
             if attention.is_empty() {
                 "-".into()
             } else {
@@ -111,6 +118,35 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     }
     super::print_all(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What is wrong with the settings file (`config.toml`), which the server refuses, keeping the
+/// last good settings: said here, not only in the server's log.
+fn settings_problem() -> Option<String> {
+    let path = crate::notify::settings::default_path()?;
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(e) => return Some(format!("cannot read {}: {e}", path.display())),
+    };
+    let file = path.display().to_string();
+    crate::notify::settings::Settings::parse(&file, &text)
+        .err()
+        .map(|e| format!("settings refused: {e}; the server keeps the last good settings"))
+}
+
+/// Waits (3 s at most) until every tmux server the server watches has been looked at once: a
+/// server this command just started (or restarted) resumes its sources, and a table printed
+/// before their first round would be empty.
+fn first_rounds(client: &mut crate::server::Client) {
+    let end = std::time::Instant::now() + Duration::from_secs(3);
+    while std::time::Instant::now() < end {
+        match client.call(&params::SourceList {}) {
+            Ok(list) if list.sources.iter().any(|s| s.rounds == 0) => {}
+            _ => return,
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// Widths of every column but the last, which takes what is left of the line.

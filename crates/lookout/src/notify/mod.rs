@@ -1,7 +1,8 @@
 //! Notifications (see docs/notify.md): the server's events in, one notification per transition into a
 //! notified state out, through the sinks of the settings file — never for a pane the person is
 //! looking at, with reminders for a pane left blocked, and never twice for one event (the last
-//! event handled is kept in the state directory, so a restart does not repeat it).
+//! event handled is kept in the state directory, so a restart does not repeat it). A `done` waits
+//! a moment: an agent that takes up a queued follow-up goes on, and only that turn's end counts.
 //!
 //! Runs on a thread of its own fed by a bounded channel the tick only `try_send`s into, so a slow
 //! sink can never hold up detection; each delivery runs on its own short-lived thread. Touches the
@@ -32,6 +33,11 @@ pub type Batch = Vec<(Event, Option<PaneState>)>;
 const QUEUE: usize = 64;
 /// How often settings are re-read and reminders are due.
 const LOOK_EVERY: Duration = Duration::from_millis(250);
+
+/// How long a `done` notification waits: an agent that takes up a queued follow-up at once goes
+/// working again within it, and only the end of that follow-up is notified (one `done` per turn
+/// the person is waiting for, however the agent queues).
+const DONE_GRACE: Duration = Duration::from_secs(2);
 
 /// How long typing into a pane counts as looking at it.
 const TYPED_IN_VIEW: Duration = Duration::from_secs(5);
@@ -104,6 +110,7 @@ pub fn start(config: Option<PathBuf>, state_dir: PathBuf) -> std::io::Result<Not
         settings: Settings::default(),
         loaded: None,
         blocked: HashMap::new(),
+        done: HashMap::new(),
         reload: reload.clone(),
     };
     std::thread::Builder::new()
@@ -131,6 +138,8 @@ struct Worker {
     /// The settings file's modification time when last read.
     loaded: Option<Option<SystemTime>>,
     blocked: HashMap<String, Blocked>,
+    /// `done` notifications waiting out [`DONE_GRACE`]: pane → (due, event, state).
+    done: HashMap<String, (Instant, Event, PaneState)>,
     reload: Arc<AtomicBool>,
     typed: Typed,
     listeners: Listeners,
@@ -163,6 +172,22 @@ impl Worker {
                 Err(RecvTimeoutError::Disconnected) => return,
             }
             self.remind();
+            self.done_due();
+        }
+    }
+
+    /// The `done` notifications whose grace is over.
+    fn done_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<String> = (self.done.iter())
+            .filter(|(_, (at, ..))| *at <= now)
+            .map(|(pane, _)| pane.clone())
+            .collect();
+        for pane in due {
+            if let Some((_, event, state)) = self.done.remove(&pane) {
+                let body = sinks::body(Some(&event), &state, LifecycleState::Done.name());
+                self.notify(Trigger::Entered(LifecycleState::Done), &state, &body);
+            }
         }
     }
 
@@ -218,6 +243,20 @@ impl Worker {
             );
         } else {
             self.blocked.remove(&state.pane);
+        }
+        match to {
+            LifecycleState::Done => {
+                let due = Instant::now() + DONE_GRACE;
+                self.done
+                    .insert(state.pane.clone(), (due, event.clone(), state));
+                return;
+            }
+            // The agent went on (a queued follow-up, a dialog): that turn was not over for the
+            // person; its end is notified instead.
+            LifecycleState::Working | LifecycleState::Blocked => {
+                self.done.remove(&state.pane);
+            }
+            LifecycleState::Idle => {}
         }
         let body = sinks::body(Some(event), &state, to.name());
         self.notify(Trigger::Entered(to), &state, &body);

@@ -228,6 +228,10 @@ pub struct AgentWait {
     /// How long to wait (default [`DEFAULT_WAIT_MS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Wait for a transition numbered after this event (a turn that started after it), however
+    /// the pane is now. Without it, a pane already in one of the states answers at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<u64>,
 }
 
 impl AgentWait {

@@ -201,4 +201,8 @@ pub struct Sent {
     /// The pane's state when the verdict was reached (absent for a missing pane).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<PaneState>,
+    /// The last event number given out when the verdict was reached: the turn a confirmed send
+    /// started has later events (`agent.wait` with `after`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }

@@ -267,9 +267,9 @@ impl Engine {
             R::AgentGet(p) => encode(handlers::get(world, &p.pane)),
             R::AgentExplain(p) => encode(handlers::explain(world, &p.pane)),
             R::AgentWait(w) => match panes::state(world, &w.pane) {
-                Ok(_) => {
+                Ok(state) => {
                     let deadline = Instant::now() + Duration::from_millis(w.timeout_ms());
-                    self.waiters.add(id, peer, w.pane, w.until, deadline);
+                    self.waiters.add(id, peer, w, state, deadline);
                     return;
                 }
                 Err(_) => Err(WireError::unknown_pane(&w.pane)),
@@ -457,7 +457,7 @@ impl Engine {
                 if self.notifier.is_some() {
                     notified.push((event.clone(), state.clone()));
                 }
-                self.waiters.reached(&event.pane, to, state);
+                self.waiters.reached(&event.pane, to, event.seq.0, state);
             }
         }
         if let Some(notifier) = &self.notifier {
@@ -470,9 +470,8 @@ impl Engine {
 
     /// Moves every `pane.send` on (Enter when due, verdicts when proven).
     fn step_sends(&mut self) {
-        let world = &self.world;
-        self.sends
-            .step(Instant::now(), |p| panes::state(world, p).ok());
+        let seq = panes::last_seq(&self.world).0;
+        self.sends.step(Instant::now(), &mut self.world, seq);
     }
 
     fn answer(&mut self, ticket: Ticket, answer: Answer, stored: bool) {

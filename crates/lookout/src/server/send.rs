@@ -11,15 +11,17 @@
 //! known to queue, is queued; text still pending on an idle agent after the last Enter was
 //! swallowed. Enter is pressed again only into our own text still in the box: an Enter that
 //! opened a menu (a `/model` picker) is never followed by one that would choose in it. The world thread calls in between ticks; state is read through `panes`;
-//! keys go out as lines on the driver's connection. No I/O of its own.
+//! keys go out as lines on the driver's connection; a confirmed submit tells the pane a turn
+//! started. No I/O of its own.
 
 use crate::components::{ComposerState, LifecycleState};
 use crate::event::{Change, Event};
-use crate::panes::{Liveness, PaneState};
+use crate::panes::{self, Liveness, PaneState};
 use crate::peer::Peer;
 use crate::protocol::params::{Keys, PaneSend};
 use crate::protocol::results::{Sent, Verdict};
 use crate::protocol::{RequestId, keys_line};
+use bevy_ecs::world::World;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
@@ -235,16 +237,27 @@ impl Sends {
             .min()
     }
 
-    /// Moves every send on: Enter when due, a verdict when one is proven or time is up.
-    pub fn step(&mut self, now: Instant, state: impl Fn(&str) -> Option<PaneState>) {
+    /// Moves every send on: Enter when due, a verdict when one is proven or time is up. A
+    /// confirmed submit started a turn: the pane is told so (`panes::submitted`), so the turn ends
+    /// done with an event however short it was. `seq`: the last event number given out, returned
+    /// with the verdict (a turn the send started has later events: `agent.wait` `after`).
+    pub fn step(&mut self, now: Instant, world: &mut World, seq: u64) {
         let mut i = 0;
         while i < self.active.len() {
-            let current = state(&self.active[i].request.pane);
+            let mut current = panes::state(world, &self.active[i].request.pane).ok();
             match self.next(i, now, current.as_ref()) {
                 Some((verdict, reason)) => {
                     let s = self.active.remove(i);
-                    s.peer
-                        .reply(&s.id, Ok(sent(verdict, &reason, s.enters, current)));
+                    if verdict == Verdict::Confirmed
+                        && panes::submitted(world, &s.request.pane, "send").is_ok()
+                    {
+                        current = panes::state(world, &s.request.pane).ok();
+                    }
+                    let answer = Sent {
+                        seq: Some(seq),
+                        ..sent(verdict, &reason, s.enters, current)
+                    };
+                    s.peer.reply(&s.id, Ok(answer));
                 }
                 None => i += 1,
             }
@@ -482,5 +495,6 @@ fn sent(verdict: Verdict, reason: &str, enters: u32, state: Option<PaneState>) -
         reason: reason.to_owned(),
         enters,
         state,
+        seq: None,
     }
 }

@@ -1,13 +1,15 @@
-//! `agent.wait` waiters (see docs/protocol.md, Methods): each waits for its pane to *transition*
-//! into one of its lifecycles,
-//! or for its deadline. Subscribers themselves are plain `Peer`s in the engine; this file holds the
+//! `agent.wait` waiters: each is answered at once when its pane already is in one of its
+//! states, else waits for the pane to transition into one (after a given event, if asked), or for
+//! its deadline. Subscribers themselves are plain `Peer`s in the engine; this file holds the
 //! bookkeeping that needs more than a list. Lives on the world thread; touches no I/O but the
 //! peers' queues.
 
 use crate::components::LifecycleState;
-use crate::panes::PaneState;
+use crate::panes::{Badge, PaneState};
 use crate::peer::Peer;
+use crate::protocol::params::AgentWait;
 use crate::protocol::{RequestId, WireError};
+use std::collections::{HashMap, VecDeque};
 use std::time::Instant;
 
 #[derive(Debug)]
@@ -16,41 +18,71 @@ struct Waiter {
     peer: Peer,
     pane: String,
     until: Vec<LifecycleState>,
+    /// Only a transition numbered after this event counts.
+    after: Option<u64>,
     deadline: Instant,
 }
 
-/// Every pending `agent.wait`.
+/// How many of a pane's latest transitions are kept for a wait that comes after them.
+const RECENT: usize = 8;
+
+/// Every pending `agent.wait`, and each pane's latest transitions.
 #[derive(Debug, Default)]
-pub struct Waiters(Vec<Waiter>);
+pub struct Waiters {
+    waiting: Vec<Waiter>,
+    /// Pane → its latest lifecycle transitions (event number, new lifecycle), oldest first.
+    recent: HashMap<String, VecDeque<(u64, LifecycleState)>>,
+}
 
 impl Waiters {
-    /// Registers a wait.
+    /// Registers a wait, or answers it at once: without `after` when the pane already is in
+    /// one of the states (as its badge says: `done` only while unread, `idle` also for a done
+    /// turn already seen); with `after` when a transition numbered later already reached one.
     pub fn add(
         &mut self,
         id: RequestId,
         peer: Peer,
-        pane: String,
-        until: Vec<LifecycleState>,
+        wait: AgentWait,
+        state: PaneState,
         deadline: Instant,
     ) {
-        self.0.push(Waiter {
+        let now = match wait.after {
+            None => wait.until.contains(&Badge::of(&state).lifecycle()),
+            Some(after) => self.recent.get(&wait.pane).is_some_and(|moves| {
+                moves
+                    .iter()
+                    .any(|(seq, to)| *seq > after && wait.until.contains(to))
+            }),
+        };
+        if now {
+            peer.reply(&id, Ok(&state));
+            return;
+        }
+        self.waiting.push(Waiter {
             id,
             peer,
-            pane,
-            until,
+            pane: wait.pane,
+            until: wait.until,
+            after: wait.after,
             deadline,
         });
     }
 
     /// The earliest deadline, so the world thread wakes for it between ticks.
     pub fn next_deadline(&self) -> Option<Instant> {
-        self.0.iter().map(|w| w.deadline).min()
+        self.waiting.iter().map(|w| w.deadline).min()
     }
 
-    /// `pane` moved to `to`: answer (with `state`) every waiter for it that waited for `to`.
-    pub fn reached(&mut self, pane: &str, to: LifecycleState, state: Option<PaneState>) {
-        self.0.retain(|w| {
-            if w.pane != pane || !w.until.contains(&to) {
+    /// `pane` moved to `to` (event `seq`): answer (with `state`) every waiter for it that waited
+    /// for `to`.
+    pub fn reached(&mut self, pane: &str, to: LifecycleState, seq: u64, state: Option<PaneState>) {
+        let moves = self.recent.entry(pane.to_owned()).or_default();
+        if moves.len() == RECENT {
+            moves.pop_front();
+        }
+        moves.push_back((seq, to));
+        self.waiting.retain(|w| {
+            if w.pane != pane || !w.until.contains(&to) || w.after.is_some_and(|a| seq <= a) {
                 return true;
             }
             match &state {
@@ -63,7 +95,8 @@ impl Waiters {
 
     /// The pane was closed: nobody will see it transition.
     pub fn pane_closed(&mut self, pane: &str) {
-        self.0.retain(|w| {
+        self.recent.remove(pane);
+        self.waiting.retain(|w| {
             if w.pane != pane {
                 return true;
             }
@@ -80,7 +113,7 @@ impl Waiters {
 
     /// Answers `timeout` to every waiter whose deadline has passed.
     pub fn expire(&mut self, now: Instant) {
-        self.0.retain(|w| {
+        self.waiting.retain(|w| {
             if w.deadline > now {
                 return true;
             }

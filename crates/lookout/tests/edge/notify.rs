@@ -727,3 +727,43 @@ fn an_exec_past_its_timeout_is_killed_with_its_children() {
         },
     );
 }
+
+/// A follow-up the agent had queued, taken up the moment a turn ends (its hooks: done, then
+/// working again at once, then done): one `done` notification, for the end of the follow-up.
+#[test]
+fn a_queued_follow_up_gives_one_done_notification() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("done.jsonl");
+    settings(dir.path(), &exec_to(&out, "[\"done\"]", ""));
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "q");
+    report(&mut client, "q", 1, "working");
+    let pane_is = |client: &mut Client, want: &str| {
+        client
+            .call_raw("agent.get", json!({"pane": "q"}))
+            .is_ok_and(|p| p["lifecycle"] == want)
+    };
+    wait_until("working", || pane_is(&mut client, "working"), String::new);
+    report(&mut client, "q", 2, "done");
+    wait_until("done", || pane_is(&mut client, "done"), String::new);
+    report(&mut client, "q", 3, "working");
+    wait_until(
+        "working again",
+        || pane_is(&mut client, "working"),
+        String::new,
+    );
+    report(&mut client, "q", 4, "done");
+    wait_until(
+        "the follow-up's done",
+        || !lines(&out).is_empty(),
+        || format!("{:?}", lines(&out)),
+    );
+    // Never a second: watch past the grace a `done` waits.
+    let end = Instant::now() + Duration::from_secs(3);
+    while Instant::now() < end {
+        assert_eq!(lines(&out).len(), 1, "{:?}", lines(&out));
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(lines(&out)[0]["trigger"], "done");
+}

@@ -516,3 +516,52 @@ fn a_newline_is_not_typed_where_it_would_press_enter() {
     let read = std::fs::read(&log).unwrap_or_default();
     assert!(read.is_empty(), "{:?}", String::from_utf8_lossy(&read));
 }
+
+/// The orchestrator's loop, fifty times in a row with an agent that answers in 20 ms (well inside
+/// one tick): `lookout send … --wait done` returns when the turn that send started is over —
+/// never an earlier turn's end, never a timeout with the answer on screen — and then `lookout
+/// wait --until done` on the pane, done and unread, returns at once.
+#[test]
+fn send_and_wait_fifty_times_in_a_row_never_misses_a_turn() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let agent = run_pane(&s, "quick", &["python3", FAKE], &[("FAKE_WORK_MS", "20")]);
+    ready(&s, "quick");
+    for i in 0..50 {
+        let text = format!("quick {i}");
+        let out = s
+            .command(&["send", "quick", &text, "--json", "--wait", "done"])
+            .args(["--wait-timeout", "8s"])
+            .output()
+            .expect("lookout send");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "turn {i}: exit {:?}\n{stdout}{}\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr),
+            agent.text()
+        );
+        let last = stdout.lines().last().unwrap_or_default();
+        let state: PaneState = serde_json::from_str(last).expect("the pane's state");
+        assert!(
+            state.lifecycle == LifecycleState::Done && state.unread,
+            "turn {i}: {state:?}"
+        );
+        assert!(
+            agent.text().contains(&format!("Done: {text}")),
+            "turn {i} ended before its answer was on screen:\n{}",
+            agent.text()
+        );
+        let out = s
+            .command(&["wait", "quick", "--until", "done", "--timeout", "2s"])
+            .output()
+            .expect("lookout wait");
+        assert!(
+            out.status.success(),
+            "turn {i}: a done, unread pane is waited for: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ready(&s, "quick");
+    }
+}

@@ -301,41 +301,44 @@ fn every_error_code_and_the_connection_stays_usable() {
     );
 }
 
+/// `agent.wait` takes the pane as it is (a state it is in answers at once; `done` only while
+/// unread), and with `after` only a transition numbered after that event counts.
 #[test]
-fn wait_answers_on_transition_not_on_current_state() {
+fn wait_takes_the_state_as_it_is_or_a_transition_after_an_event() {
     let (_dir, s) = served(50);
     let mut c = s.client();
     open_with(&mut c, "p", &["claude"]);
     announce(&mut c, "p", "hook:claude");
-    c.call_raw(
-        "report.state",
-        json!({"pane": "p", "source": "hook:claude", "seq": 1, "state": "working"}),
-    )
-    .expect("working");
-    let socket = s.socket.clone();
-    let waiter = std::thread::spawn(move || {
-        let mut w = Client::connect(&socket).expect("connect");
-        // Already working: waiting for working must not return at once.
-        w.call_raw(
-            "agent.wait",
-            json!({"pane": "p", "until": ["working", "done"], "timeout_ms": 10_000}),
+    let report = |c: &mut Client, seq: u64, state: &str| {
+        c.call_raw(
+            "report.state",
+            json!({"pane": "p", "source": "hook:claude", "seq": seq, "state": state}),
         )
-    });
+        .expect(state)
+    };
+    report(&mut c, 1, "working");
+    let wait = |c: &mut Client, until: &[&str], after: Option<u64>, ms: u64| {
+        c.call_raw(
+            "agent.wait",
+            json!({"pane": "p", "until": until, "after": after, "timeout_ms": ms}),
+        )
+    };
+    let now = wait(&mut c, &["working", "done"], None, 10_000).expect("at once");
+    assert_eq!(
+        now["lifecycle"], "working",
+        "the state it is in answers at once"
+    );
+    let seq = c.call_raw("pane.list", json!({})).expect("list")["seq"]
+        .as_u64()
+        .expect("seq");
+    let err = wait(&mut c, &["working"], Some(seq), 200).expect_err("no transition after seq");
+    assert!(err.to_string().contains("did not become"), "{err}");
     let out = s
         .command(&["wait", "p", "--until", "blocked", "--timeout", "10s"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("lookout wait");
-    std::thread::sleep(Duration::from_millis(200)); // let both register; they must still be waiting
-    assert!(
-        !waiter.is_finished(),
-        "agent.wait returned for a state the pane was already in"
-    );
-    c.call_raw(
-        "report.state",
-        json!({"pane": "p", "source": "hook:claude", "seq": 2, "state": "blocked"}),
-    )
-    .expect("blocked");
+    report(&mut c, 2, "blocked");
     let waited = out.wait_with_output().expect("wait output");
     assert!(
         waited.status.success(),
@@ -343,18 +346,37 @@ fn wait_answers_on_transition_not_on_current_state() {
         waited.status
     );
     assert!(String::from_utf8_lossy(&waited.stdout).contains("\"blocked\""));
-    c.call_raw(
-        "report.state",
-        json!({"pane": "p", "source": "hook:claude", "seq": 3, "state": "done"}),
-    )
-    .expect("done");
-    let state = waiter.join().expect("join").expect("agent.wait");
-    assert_eq!(state["lifecycle"], "done");
-    let timeout = s
-        .command(&["wait", "p", "--until", "working", "--timeout", "100ms"])
+    report(&mut c, 3, "done");
+    let after = s
+        .command(&["wait", "p", "--until", "done", "--after", &seq.to_string()])
+        .args(["--timeout", "10s"])
         .output()
         .expect("run");
-    assert_eq!(timeout.status.code(), Some(1), "timeout exits 1");
+    assert!(after.status.success(), "a done after SEQ already happened");
+    let done = s
+        .command(&["wait", "p", "--until", "done", "--timeout", "10s"])
+        .output()
+        .expect("run");
+    assert!(done.status.success(), "done and unread answers at once");
+    assert!(String::from_utf8_lossy(&done.stdout).contains("\"done\""));
+    c.call_raw("pane.seen", json!({"pane": "p"})).expect("seen");
+    wait_until(
+        "unread cleared",
+        || {
+            c.call_raw("agent.get", json!({"pane": "p"}))
+                .is_ok_and(|p| p["unread"] == false)
+        },
+        || "still unread".into(),
+    );
+    let seen = s
+        .command(&["wait", "p", "--until", "done", "--timeout", "100ms"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        seen.status.code(),
+        Some(1),
+        "a done turn already seen is no done"
+    );
 }
 
 /// Applies events to a snapshot, as a subscriber reconciles.

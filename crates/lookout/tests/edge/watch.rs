@@ -162,6 +162,20 @@ fn the_board_shows_every_pane_marks_seen_and_restores_the_terminal() {
     term.wait_for("unread cleared", |s| {
         s.contains("lookout · 1 blocked · 0 done · 1 working")
     });
+    // One word for a done turn already seen, in the header, the row and `lookout status`: idle.
+    let row = term.row("test:done").unwrap_or_default();
+    assert!(row.contains(" idle ") && !row.contains(" done "), "{row}");
+    let status = Command::new(LOOKOUT)
+        .args(["status", "--socket"])
+        .arg(&served.socket)
+        .output()
+        .expect("lookout status");
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    let line = status.lines().find(|l| l.starts_with("test:done"));
+    assert!(
+        line.is_some_and(|l| l.contains(" idle ") && !l.contains(" done ")),
+        "{status}"
+    );
 
     term.keys("q");
     wait_until(
@@ -218,6 +232,21 @@ fn the_scripted_demo_starts_its_own_server_and_shows_blocked_and_done() {
         },
         || term.screen(),
     );
+    // The demo leaves nothing behind: its panes are closed on the server it leaves running.
+    let demo_panes = || {
+        Client::connect(&socket)
+            .and_then(|mut c| {
+                c.call_raw("pane.list", json!({}))
+                    .map_err(|e| std::io::Error::other(e.to_string()))
+            })
+            .map(|list| list["panes"].to_string().matches("demo:").count())
+            .unwrap_or(usize::MAX)
+    };
+    assert_eq!(demo_panes(), 0, "the demo's panes are still on the server");
+    let _ = Command::new(LOOKOUT)
+        .args(["stop", "--socket"])
+        .arg(&socket)
+        .status();
 }
 
 #[test]
@@ -271,5 +300,138 @@ fn the_demo_replays_the_bundled_recordings_through_ptys() {
                 && (l.contains("working") || l.contains("blocked") || l.contains(" done "))
         })
     });
+    term.keys("q");
+}
+
+/// A server killed outright (`kill -9`) under an open board is started again by the board, the
+/// way every client starts it, and the board says so instead of sitting at "server lost".
+#[test]
+fn the_board_restarts_a_killed_server_and_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let socket = dir.path().join("run").join("lookout.sock");
+    let state = dir.path().join("state");
+    let command = format!("{LOOKOUT} watch --no-tmux --socket {}", socket.display());
+    let term = Terminal::start("restart", &command, &[("XDG_STATE_HOME", &state)]);
+    let pid = |socket: &Path| {
+        Client::connect(socket)
+            .ok()
+            .and_then(|mut c| c.call_raw("server.info", json!({})).ok())
+            .and_then(|info| info["pid"].as_u64())
+    };
+    wait_until(
+        "the board's server",
+        || pid(&socket).is_some(),
+        || term.screen(),
+    );
+    let first = pid(&socket).expect("pid");
+    let killed = Command::new("kill")
+        .args(["-9", &first.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    term.wait_for("the board saying it restarted the server", |s| {
+        s.contains("restarted it at")
+    });
+    let second = pid(&socket).expect("a server answers again");
+    assert_ne!(first, second, "a new server");
+    let _ = Command::new(LOOKOUT)
+        .args(["stop", "--socket"])
+        .arg(&socket)
+        .env("XDG_STATE_HOME", &state)
+        .status();
+    term.keys("q");
+}
+
+/// Colour as a person asks for it: `--color always` into a pipe, `--color never` and `NO_COLOR` on a
+/// real terminal (a tmux pane, read back with its escape sequences) give none, a terminal without
+/// them gives colour.
+#[test]
+fn colour_follows_color_and_no_color() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    put(&mut served.client(), "test:blocked", &[PERMISSION]);
+    wait_until(
+        "blocked",
+        || lifecycle_of(&mut served.client(), "test:blocked") == "blocked",
+        String::new,
+    );
+    let red = "\x1b[1;31m";
+    let once = |extra: &[&str], no_color: bool| {
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(["watch", "--once", "--no-tmux", "--socket"])
+            .arg(&served.socket)
+            .args(extra);
+        if no_color {
+            cmd.env("NO_COLOR", "1");
+        }
+        String::from_utf8_lossy(&cmd.output().expect("watch --once").stdout).into_owned()
+    };
+    assert!(
+        once(&["--color", "always"], false).contains(red),
+        "always, into a pipe"
+    );
+    assert!(
+        !once(&[], false).contains("\x1b["),
+        "auto, into a pipe: plain"
+    );
+    // On a terminal: the board's one frame, read back with its escape sequences.
+    let on_terminal = |tag: &str, flags: &str, env: &str| {
+        let command = format!(
+            "{env} {LOOKOUT} watch --once --no-tmux {flags} --socket {}; sleep 30",
+            served.socket.display()
+        );
+        let term = Terminal::start(tag, &command, &[]);
+        term.wait_for("the frame", |s| s.contains("test:blocked"));
+        term.run(&["capture-pane", "-e", "-p", "-t", &term.pane])
+    };
+    // (tmux gives bold red back as `ESC[1m ESC[31m`)
+    let red_back = "\x1b[31m";
+    assert!(
+        on_terminal("colour", "", "env").contains(red_back),
+        "auto on a terminal"
+    );
+    assert!(
+        !on_terminal("nocolor", "", "env NO_COLOR=1").contains(red_back),
+        "NO_COLOR"
+    );
+    assert!(
+        !on_terminal("never", "--color never", "env").contains(red_back),
+        "--color never"
+    );
+}
+
+/// `e` on the board shows the selected pane's explanation, its whole cause wrapped on an 80-column
+/// terminal where the CAUSE column cuts it; any key goes back to the board.
+#[test]
+fn e_shows_the_selected_panes_whole_cause() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    put(&mut served.client(), "test:blocked", &[PERMISSION]);
+    wait_until(
+        "blocked",
+        || lifecycle_of(&mut served.client(), "test:blocked") == "blocked",
+        String::new,
+    );
+    let command = format!(
+        "{LOOKOUT} watch --no-tmux --socket {}",
+        served.socket.display()
+    );
+    let term = Terminal::start("explain", &command, &[]);
+    term.run(&["resize-window", "-t", &term.pane, "-x", "80", "-y", "30"]);
+    term.wait_for("the blocked row", |s| s.contains("test:blocked"));
+    assert!(
+        !term.screen().contains("screen:permission-dialog"),
+        "cut at 80 columns"
+    );
+    term.keys("e");
+    term.wait_for("the explanation with the whole cause", |s| {
+        s.contains("lookout explain test:blocked") && s.contains("permission-dialog")
+    });
+    term.wait_for("the cause line", |s| {
+        s.replace('\n', "")
+            .contains("(cause screen:permission-dialog)")
+    });
+    term.keys("j");
+    term.wait_for("back to the board", |s| s.contains("e explain"));
     term.keys("q");
 }

@@ -151,12 +151,23 @@ pub struct Demo {
     _writers: Vec<Box<dyn Write + Send>>,
     /// What the demo is made of, for the board's status line.
     pub description: String,
+    /// Each pane's pump says here when its link has closed the pane on the server.
+    closed: Vec<crossbeam_channel::Receiver<()>>,
 }
 
+/// How long the board waits, when it closes, for the demo's panes to be closed on the server.
+const CLOSE_WITHIN: Duration = Duration::from_secs(3);
+
 impl Drop for Demo {
+    /// Ends the demo agents and waits (briefly) until their panes are closed on the server, so
+    /// the demo leaves nothing behind.
     fn drop(&mut self) {
         for child in &mut self.children {
             let _ = child.signal(nix::sys::signal::Signal::SIGTERM);
+        }
+        let end = Instant::now() + CLOSE_WITHIN;
+        for closed in &self.closed {
+            let _ = closed.recv_timeout(end.saturating_duration_since(Instant::now()));
         }
     }
 }
@@ -262,6 +273,7 @@ pub fn start(socket: &Path, scripted: bool) -> anyhow::Result<Demo> {
         children: Vec::new(),
         _writers: Vec::new(),
         description,
+        closed: Vec::new(),
     };
     // The demo names every pane's kind; the catalog only answers the probe.
     let catalog = Arc::new(Catalog::bundled().0);
@@ -284,15 +296,17 @@ pub fn start(socket: &Path, scripted: bool) -> anyhow::Result<Demo> {
         let server = socket.to_path_buf();
         let connect = Arc::new(move || crate::cli::daemon::reconnect(&server));
         let link = Link::start(connect, registration, catalog.clone());
-        pump(spawned.reader, link);
+        demo.closed.push(pump(spawned.reader, link));
         demo.children.push(spawned.child);
         demo._writers.push(spawned.writer);
     }
     Ok(demo)
 }
 
-/// Copies a demo agent's output to its link until the agent's terminal closes.
-fn pump(mut reader: Box<dyn Read + Send>, link: Link) {
+/// Copies a demo agent's output to its link until the agent's terminal closes, then lets the
+/// link close the pane on the server; the receiver hears when it has.
+fn pump(mut reader: Box<dyn Read + Send>, link: Link) -> crossbeam_channel::Receiver<()> {
+    let (tx, rx) = crossbeam_channel::bounded(1);
     let _ = std::thread::Builder::new()
         .name("lookout-demo".into())
         .spawn(move || {
@@ -303,5 +317,10 @@ fn pump(mut reader: Box<dyn Read + Send>, link: Link) {
                 }
                 link.output(&buf[..n]);
             }
+            // told as an exit: the link then closes the pane on the server
+            link.exited();
+            link.finish(CLOSE_WITHIN);
+            let _ = tx.send(());
         });
+    rx
 }

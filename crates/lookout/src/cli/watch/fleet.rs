@@ -87,7 +87,8 @@ pub fn run(
             board::snapshot(url, &auth, Duration::from_secs(10)).map_err(anyhow::Error::msg)?;
         let tty = std::io::stdout().is_terminal();
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
-        let text = frame(&picture, &rows(&picture, all), 0, size, tty);
+        let color = crate::cli::color::wanted(tty);
+        let text = frame(&picture, &rows(&picture, all), 0, size, color);
         println!(
             "{}",
             if tty {
@@ -122,7 +123,8 @@ pub fn run(
             .and_then(|id| shown.panes.iter().position(|p| &p.pane == id))
             .unwrap_or(0);
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
-        let text = frame(&picture, &shown, index, size, true).replace("\r\n", "\x1b[K\r\n");
+        let color = crate::cli::color::wanted(true);
+        let text = frame(&picture, &shown, index, size, color).replace("\r\n", "\x1b[K\r\n");
         let mut out = std::io::stdout().lock();
         out.write_all(format!("\x1b[H{text}\x1b[K\x1b[J").as_bytes())?;
         out.flush()?;

@@ -3,10 +3,12 @@
 //! Makes sure the per-user server runs (starting it detached if none answers), has it watch the
 //! tmux server when one runs (the server's own source: a board only views, so any number of boards
 //! can be open), optionally adds demo panes, then shows every pane full-screen, repainting on each
-//! event (subscribe) and once a second for the "since" column.
+//! event (subscribe) and once a second for the "since" column. A server that stops answering (a
+//! crash, `kill -9`) is started again the way every client starts it, and the footer says so.
 //! Rows are in urgency order (blocked, done-unread, working, idle; longest waiting first), plain
 //! shells hidden unless `--all`, tmux panes named `session:window.pane window-name`. Keys: `j`/`k`
-//! or arrows select, Enter goes to the pane (tmux), `s` marks it seen, `q` quits. Touches the outer
+//! or arrows select, Enter goes to the pane (tmux), `s` marks it seen, `e` shows its explanation
+//! (the whole cause, the rules) until the next key, `q` quits. Touches the outer
 //! terminal (alternate screen, raw mode, always restored), the server socket, tmux and PTYs (demo).
 
 pub mod demo;
@@ -14,9 +16,10 @@ mod fleet;
 pub mod render;
 
 use crate::cli::daemon;
+use crate::cli::printable::printable;
 use crate::client::{Client, panes};
 use crate::panes::PaneState;
-use crate::protocol::params::PaneSeen;
+use crate::protocol::params::{AgentExplain, PaneSeen};
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
 use crate::pty::tmux::{Socket, Tmux};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -75,8 +78,10 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         status.push_str("  ");
     }
     let tmux = Tmux::new(super::tmux::chosen(None));
+    let mut watched = None;
     if let (false, Ok((path, _))) = (args.no_tmux, tmux.server()) {
         super::tmux::attach(&mut client, &path, false)?;
+        watched = Some(path.clone());
         if args.once {
             // A single frame should already show the tmux panes.
             super::tmux::wait_first_round(&mut client, &path);
@@ -99,13 +104,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         problem: None,
         notice: None,
         all: args.all,
+        watched,
+        explained: None,
     };
     if args.once {
         board.refresh(&socket);
         // Into a pipe: no colours, plain newlines.
         let tty = std::io::stdout().is_terminal();
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
-        let frame = board.frame(size, tty);
+        let frame = board.frame(size, crate::cli::color::wanted(tty));
         println!(
             "{}",
             if tty {
@@ -136,6 +143,10 @@ struct Board {
     notice: Option<String>,
     /// Show plain shells too.
     all: bool,
+    /// The tmux server the board had the server watch (watched again by a restarted server).
+    watched: Option<PathBuf>,
+    /// The selected pane's explanation (`e`), shown instead of the rows until the next key.
+    explained: Option<Vec<String>>,
 }
 
 impl Board {
@@ -153,8 +164,29 @@ impl Board {
             }
             _ => match Client::connect(socket) {
                 Ok(client) => self.client = client,
-                Err(err) => self.problem = Some(format!("server lost: {err}")),
+                Err(_) => self.restart(socket),
             },
+        }
+    }
+
+    /// Nothing answers on the socket (the server crashed or was killed): start it again, as every
+    /// client does (not after a deliberate `lookout stop`), have it watch what the board had it
+    /// watch, and say so.
+    fn restart(&mut self, socket: &Path) {
+        match daemon::reconnect(socket) {
+            Ok(mut client) => {
+                if let Some(path) = &self.watched {
+                    let _ = super::tmux::attach(&mut client, path, false);
+                }
+                self.client = client;
+                self.problem = None;
+                let now = crate::event::rfc3339(SystemTime::now());
+                let at = now.get(11..19).unwrap_or(&now);
+                self.notice = Some(format!(
+                    "the server had stopped answering: restarted it at {at} UTC"
+                ));
+            }
+            Err(err) => self.problem = Some(format!("server lost: {err:#}")),
         }
     }
 
@@ -179,6 +211,24 @@ impl Board {
         self.selected = self.panes.get(i).map(|p| p.pane.clone());
     }
 
+    /// `e`: the selected pane's explanation (`lookout explain PANE` without the screen text): the
+    /// rules, the winner and the whole cause, which the CAUSE column may cut.
+    fn explain(&mut self) {
+        let Some(pane) = self.panes.get(self.index()).map(|p| p.pane.clone()) else {
+            return;
+        };
+        match self.client.call(&AgentExplain { pane: pane.clone() }) {
+            Ok(x) => {
+                let mut lines = vec![format!("lookout explain {pane}"), String::new()];
+                lines.extend(crate::cli::explain::summary(&pane, &x));
+                lines.push(String::new());
+                lines.push("any key: back to the board".to_owned());
+                self.explained = Some(lines);
+            }
+            Err(e) => self.notice = Some(format!("explain {pane}: {e}")),
+        }
+    }
+
     fn mark_seen(&mut self) {
         if let Some(pane) = self.panes.get(self.index()) {
             let seen = PaneSeen {
@@ -190,6 +240,20 @@ impl Board {
     }
 
     fn frame(&self, size: WindowSize, color: bool) -> String {
+        if let Some(lines) = &self.explained {
+            // wrapped, never cut: the point is to read the whole cause
+            let width = usize::from(size.cols.max(1));
+            let mut rows = Vec::new();
+            for line in lines {
+                let chars: Vec<char> = printable(line).chars().collect();
+                rows.extend(chars.chunks(width).map(|c| c.iter().collect::<String>()));
+                if chars.is_empty() {
+                    rows.push(String::new());
+                }
+            }
+            rows.truncate(usize::from(size.rows.max(1)));
+            return rows.join("\r\n");
+        }
         render::frame(&View {
             panes: &self.panes,
             selected: self.index(),
@@ -282,7 +346,8 @@ fn interactive(socket: &Path, board: &mut Board) -> anyhow::Result<()> {
     loop {
         board.refresh(socket);
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
-        let frame = board.frame(size, true).replace("\r\n", "\x1b[K\r\n");
+        let color = crate::cli::color::wanted(true);
+        let frame = board.frame(size, color).replace("\r\n", "\x1b[K\r\n");
         let mut out = std::io::stdout().lock();
         out.write_all(format!("\x1b[H{frame}\x1b[K\x1b[J").as_bytes())?;
         out.flush()?;
@@ -317,6 +382,10 @@ fn wait(rx: &Receiver<Wake>, board: &mut Board) -> bool {
 /// Applies typed keys; false on `q`, Ctrl-C or Ctrl-D.
 fn on_keys(bytes: &[u8], board: &mut Board) -> bool {
     board.notice = None;
+    if board.explained.take().is_some() {
+        // any key leaves the explanation (q still quits)
+        return !matches!(bytes.first(), Some(b'q' | b'Q' | 3 | 4));
+    }
     let mut i = 0;
     while i < bytes.len() {
         match &bytes[i..] {
@@ -331,6 +400,7 @@ fn on_keys(bytes: &[u8], board: &mut Board) -> bool {
             [b'k', ..] => board.select(-1),
             [b'j', ..] => board.select(1),
             [b's', ..] => board.mark_seen(),
+            [b'e', ..] => board.explain(),
             [b'\r' | b'\n', ..] => board.jump(),
             [b'q' | b'Q' | 3 | 4, ..] => return false,
             _ => {}

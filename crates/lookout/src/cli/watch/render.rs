@@ -51,7 +51,7 @@ pub fn frame(view: &View<'_>) -> String {
     let keys = if view.machines.is_some() {
         "j/k ↑/↓ select · q quit"
     } else {
-        "j/k ↑/↓ select · ⏎ go there · s mark seen · q quit"
+        "j/k ↑/↓ select · ⏎ go there · s mark seen · e explain · q quit"
     };
     lines.push(dim(view, &format!("{keys}   {}", view.status)));
     let limit = usize::from(view.rows.max(1));
@@ -142,7 +142,7 @@ fn row(view: &View<'_>, pane: &PaneState, selected: bool) -> String {
     let cells = [
         shown(view.names.get(&pane.pane).unwrap_or(&pane.pane)),
         shown(pane.kind.as_deref().unwrap_or("-")),
-        pane.lifecycle.name().to_owned(),
+        badge.name().to_owned(),
         attention,
         shown(&labels.join(", ")),
         since(&pane.since, view.now),
