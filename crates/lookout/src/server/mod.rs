@@ -354,6 +354,7 @@ impl Server {
         watch_socket(&config.socket, Stopper(stop_tx.clone()));
         engine.resume_sources();
         let sources = engine.run(&queues, &bell, stop_rx, config.tick);
+        queues.shut();
         // Wake the acceptor so it sees the flag, then take the socket away.
         stop_accepting.store(true, Ordering::Relaxed);
         let _ = UnixStream::connect(&config.socket);

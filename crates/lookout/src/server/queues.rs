@@ -7,7 +7,7 @@
 //! dropped as too slow) is discarded instead of worked off. How many requests one connection may
 //! have waiting is bounded by its reader (`peer::IN_FLIGHT`), not here. Touches no I/O.
 
-use crate::protocol::Request;
+use crate::protocol::{Request, WireError};
 use crate::server::conn::Incoming;
 use crossbeam_channel::{Receiver, Sender, bounded};
 use std::collections::{HashMap, VecDeque};
@@ -39,6 +39,8 @@ struct Inner {
     ring: VecDeque<ConnId>,
     /// Urgent turns served since the last ordinary one.
     urgent_in_a_row: u32,
+    /// The world thread has stopped serving: every request is answered `stopping` at once.
+    shut: bool,
 }
 
 /// The queues, shared by every connection's reader (pushing) and the world thread (taking).
@@ -88,10 +90,16 @@ impl Queues {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queues `incoming` from connection `conn`, and rings.
+    /// Queues `incoming` from connection `conn`, and rings. Once the queues are shut it is
+    /// answered `stopping` instead.
     pub fn push(&self, conn: ConnId, incoming: Incoming) {
         {
             let mut inner = self.lock();
+            if inner.shut {
+                drop(inner);
+                stopping(incoming);
+                return;
+            }
             let queue = inner.conns.entry(conn).or_default();
             queue.push_back(incoming);
             if queue.len() == 1 {
@@ -99,6 +107,19 @@ impl Queues {
             }
         }
         let _ = self.bell.try_send(());
+    }
+
+    /// The world thread stops serving: what waits, and whatever arrives later, is answered
+    /// `stopping` — a pane source's last call fails at once and it cleans up (its tmux options).
+    pub fn shut(&self) {
+        let waiting: Vec<Incoming> = {
+            let mut inner = self.lock();
+            inner.shut = true;
+            inner.urgent.clear();
+            inner.ring.clear();
+            inner.conns.drain().flat_map(|(_, q)| q).collect()
+        };
+        waiting.into_iter().for_each(stopping);
     }
 
     /// Forgets what connection `conn` still had waiting (it closed); returns how many.
@@ -136,6 +157,12 @@ impl Queues {
             return Some(incoming);
         }
     }
+}
+
+/// Answers a request the server will not serve any more.
+fn stopping(incoming: Incoming) {
+    let error = WireError::new("stopping", "the server is stopping");
+    let _ = incoming.peer.fail(&incoming.id, error);
 }
 
 #[cfg(test)]
