@@ -198,10 +198,12 @@ impl std::fmt::Display for ServeError {
 impl std::error::Error for ServeError {}
 
 /// A locked database whose holder is (about to be) serving our own socket is the start-up race
-/// two clients run (one wins): that is `AlreadyRunning`, not an error.
+/// two clients run (one wins): that is `AlreadyRunning`, not an error. The winner may need
+/// seconds to compile manifests and open the store on a busy machine: it is given as long as a
+/// client waits for the server it started.
 fn held_by_a_peer(socket: &std::path::Path, e: dblock::LockError) -> ServeError {
     if matches!(e, dblock::LockError::Held { .. }) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(2);
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
         while std::time::Instant::now() < deadline {
             if UnixStream::connect(socket).is_ok() {
                 return ServeError::AlreadyRunning(socket.to_owned());
