@@ -14,6 +14,8 @@ fn places_and_titles_name_tmux_panes_for_every_command() {
     let name = format!("lookout-names-{}", std::process::id());
     let (tmux, pane) = Tmux::start(&name, 80, 24, &[], "cat");
     tmux.run(&["select-pane", "-t", &pane, "-T", "build-box"]);
+    // Named now, not when tmux's automatic rename gets to it (late on a busy machine).
+    tmux.run(&["rename-window", "-t", &pane, "cat"]);
     let out = s
         .command(&["tmux", "--socket-name", &name])
         .arg("--server-socket")
