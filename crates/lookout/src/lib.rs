@@ -15,3 +15,4 @@ pub mod notify;
 pub mod pty;
 pub mod server;
 pub mod sources;
+pub mod web;

@@ -12,7 +12,7 @@ mod explain;
 mod fleet;
 mod hooks;
 mod next;
-mod printable;
+pub(crate) mod printable;
 mod pty_command;
 mod record;
 mod replay;

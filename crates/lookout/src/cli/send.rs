@@ -62,6 +62,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         submit: !args.no_submit,
         force: args.force,
         timeout_ms: Some(u64::try_from(args.timeout.as_millis()).unwrap_or(u64::MAX)),
+        expect: None,
     };
     let sent = client.call(&send)?;
     if args.json {

@@ -68,6 +68,13 @@ pub struct Args {
     heartbeat_ttl: Option<Duration>,
     #[command(flatten)]
     nats: super::fleet::NatsArgs,
+    /// Serve the web board on this address, like 127.0.0.1:7777 (docs/web.md)
+    /// [default: `[http] listen` of the settings file, else none].
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Let --http listen on an address other than loopback: plain HTTP, reachable by the network.
+    #[arg(long)]
+    insecure_lan: bool,
 }
 
 /// Arguments of `lookout stop`.
@@ -165,6 +172,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )?,
     };
     let socket = config.socket.clone();
+    let web = crate::web::config(args.http, args.insecure_lan, &file.http)?;
     // Before anything else: a signal that arrives while manifests compile must still stop us cleanly.
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
         .context("installing signal handlers")?;
@@ -176,6 +184,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     for warning in &warnings {
         eprintln!("lookout: warning: manifest skipped: {warning}");
+    }
+    if let Some((addr, insecure)) = web {
+        let bound = crate::web::start(addr, &socket)?;
+        let warning = if insecure {
+            " — not loopback: plain HTTP on the network"
+        } else {
+            ""
+        };
+        eprintln!(
+            "lookout: web board on http://{bound}/ (`lookout web` prints it with its token){warning}"
+        );
     }
     let stopper = server.stopper();
     let notifier = server.notifier();

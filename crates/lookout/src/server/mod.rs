@@ -15,6 +15,7 @@ pub mod accept;
 pub mod client;
 pub mod conn;
 pub mod dblock;
+pub mod dialog;
 pub mod engine;
 mod handlers;
 pub mod mirror;

@@ -261,7 +261,10 @@ struct PtyTypist {
 impl Typist for PtyTypist {
     fn type_text(&mut self, _native: &str, text: &[u8]) -> Result<(), String> {
         let mut bytes = Vec::with_capacity(text.len() + 12);
-        let bracketed = self.bracketed.load(Ordering::Relaxed);
+        // Only text with a line break goes as a paste (so the break does not submit early), as
+        // the tmux source does: one line is keys, so a dialog's `1` is a key press, not a paste.
+        let bracketed = self.bracketed.load(Ordering::Relaxed)
+            && text.iter().any(|b| matches!(b, b'\n' | b'\r'));
         if bracketed {
             bytes.extend_from_slice(b"\x1b[200~");
         }
