@@ -20,3 +20,4 @@ mod server;
 mod support;
 mod tmux;
 mod watch;
+mod web;

@@ -9,9 +9,9 @@ non-empty draft: `✻ Thinking… (esc to interrupt)` for FAKE_WORK_MS (default 
 above the composer, run after the turn). FAKE_SWALLOW=1 makes Enter do nothing (a swallowed
 submit); FAKE_HOLD=1 makes Enter while it works keep the draft in the composer, sent when the
 turn ends (an agent that queues in its input box). `/pick` opens a picker where the next Enter
-chooses (`● Done: CHOSEN`). FAKE_ASK=1 asks before each prompt, as Claude Code's permission
-dialog does ("Do you want to proceed with <prompt>?", `❯ 1. Yes`, `2. No …`): `1` (or Enter)
-runs it (`● Done: <prompt> (answered 1)`), `2` or Esc declines it (`● Declined: <prompt>`).
+chooses (`● Done: CHOSEN`). FAKE_ASK=1 works on each prompt for FAKE_WORK_MS, then asks
+as Claude Code's permission dialog does ("Do you want to proceed with <prompt>?", `❯ 1. Yes`,
+`2. No …`): `1` (or Enter) works on it again (`● Done: <prompt> (answered 1)`), `2` or Esc declines it (`● Declined: <prompt>`).
 Ctrl-D on an empty draft quits.
 """
 import os
@@ -80,6 +80,11 @@ def main():
         while True:
             timeout = None if done_at is None else max(0.0, done_at - time.monotonic())
             ready, _, _ = select.select([fd], [], [], timeout)
+            if done_at is not None and time.monotonic() >= done_at and state.get("to_ask"):
+                state["working"] = False
+                done_at = None
+                state["ask"] = state.pop("to_ask")
+                draw(state)
             if done_at is not None and time.monotonic() >= done_at:
                 state["working"] = False
                 done_at = None
@@ -143,11 +148,9 @@ def main():
                     elif state["working"]:
                         state["queue"].append(typed)
                         state["draft"] = b""
-                    elif ASK:
-                        state["ask"] = typed
-                        state["draft"] = b""
-                        state["answer"] = ""
                     else:
+                        if ASK:
+                            state["to_ask"] = typed
                         state["current"] = typed
                         state["draft"] = b""
                         state["answer"] = ""
