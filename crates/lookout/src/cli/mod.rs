@@ -25,6 +25,7 @@ mod status;
 mod tmux;
 mod wait;
 mod watch;
+mod web;
 
 /// lookout: which of your AI coding agents is working, blocked, done or idle.
 #[derive(Debug, Parser)]
@@ -72,6 +73,8 @@ enum Command {
     Tmux(tmux::Args),
     /// The live board of every pane; starts the server (and has it watch tmux) when none runs.
     Watch(watch::Args),
+    /// Print the web board's address with its token (and a QR code for a phone).
+    Web(web::Args),
     /// A fake agent for `watch --demo` (internal).
     #[command(hide = true)]
     DemoAgent(watch::demo::AgentArgs),
@@ -111,6 +114,7 @@ pub fn main() -> ExitCode {
         Command::Wait(args) => wait::run(args),
         Command::Tmux(args) => tmux::run(args),
         Command::Watch(args) => watch::run(args),
+        Command::Web(args) => web::run(args),
         Command::DemoAgent(args) => watch::demo::agent(args),
     };
     match outcome {
