@@ -53,7 +53,8 @@ fn board(dir: &Path) -> Board {
     }
 }
 
-/// One HTTP/1.0 exchange: the status and the body.
+/// One HTTP/1.1 exchange on a connection of its own: the status and the body (read to its
+/// `Content-Length`, else to the end).
 fn http(
     addr: &str,
     method: &str,
@@ -61,26 +62,46 @@ fn http(
     headers: &[(&str, &str)],
     body: &str,
 ) -> (u16, String) {
-    let mut stream = TcpStream::connect(addr).expect("connect to the board");
+    let stream = TcpStream::connect(addr).expect("connect");
     stream.set_read_timeout(Some(deadline())).expect("timeout");
-    let mut request = format!("{method} {path} HTTP/1.0\r\nHost: {addr}\r\n");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
     for (k, v) in headers {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
     request.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
-    stream.write_all(request.as_bytes()).expect("write");
-    let mut response = String::new();
-    stream.read_to_string(&mut response).expect("read");
-    let status = response
+    (&stream).write_all(request.as_bytes()).expect("write");
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("status line");
+    let status = line
         .split(' ')
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let body = response
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    let mut length = None;
+    loop {
+        line.clear();
+        reader.read_line(&mut line).expect("header");
+        if line.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':')
+            && k.eq_ignore_ascii_case("content-length")
+        {
+            length = v.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = Vec::new();
+    match length {
+        Some(n) => {
+            body.resize(n, 0);
+            reader.read_exact(&mut body).expect("body");
+        }
+        None => {
+            reader.read_to_end(&mut body).expect("body");
+        }
+    }
+    (status, String::from_utf8_lossy(&body).into_owned())
 }
 
 impl Board {
@@ -347,4 +368,160 @@ fn a_dialog_is_answered_from_the_board_and_a_stale_click_is_refused() {
     let snap = next_where(&again, "the new snapshot", |e, _| e == "snapshot");
     assert!(snap["seq"].as_u64() >= blocked["seq"].as_u64(), "{snap}");
     assert_eq!(snap["resumed_from"], json!(seq));
+}
+
+/// A headless Chromium driven over WebDriver (`chromedriver`, from the distribution's
+/// `chromium-driver`): a few JSON calls over the same plain HTTP, so no client crate is needed.
+struct Browser {
+    driver: std::process::Child,
+    addr: String,
+    session: String,
+}
+
+impl Browser {
+    fn start(width: u32, height: u32) -> Browser {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let driver = std::process::Command::new("chromedriver")
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("chromedriver (apt-get install chromium chromium-driver; .ci/run does)");
+        let addr = format!("127.0.0.1:{port}");
+        wait_until(
+            "chromedriver to answer",
+            || TcpStream::connect(&addr).is_ok() && http(&addr, "GET", "/status", &[], "").0 == 200,
+            || addr.clone(),
+        );
+        let caps = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", format!("--window-size={width},{height}")]
+        }}}});
+        let mut b = Browser {
+            driver,
+            addr,
+            session: String::new(),
+        };
+        let v = b.call("POST", "/session", &caps);
+        b.session = v["sessionId"]
+            .as_str()
+            .expect("a WebDriver session")
+            .to_owned();
+        b
+    }
+
+    fn call(&self, method: &str, path: &str, body: &Value) -> Value {
+        let headers = [("Content-Type", "application/json")];
+        let (status, text) = http(&self.addr, method, path, &headers, &body.to_string());
+        let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        assert_eq!(status, 200, "WebDriver {method} {path}: {text}");
+        v["value"].clone()
+    }
+
+    fn session(&self, method: &str, path: &str, body: &Value) -> Value {
+        self.call(method, &format!("/session/{}{path}", self.session), body)
+    }
+
+    /// The element `css` matches, once it does.
+    fn find(&self, css: &str) -> String {
+        let body = json!({"using": "css selector", "value": css});
+        let mut found = String::new();
+        wait_until(
+            &format!("an element matching {css}"),
+            || {
+                let (status, text) = http(
+                    &self.addr,
+                    "POST",
+                    &format!("/session/{}/element", self.session),
+                    &[("Content-Type", "application/json")],
+                    &body.to_string(),
+                );
+                let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+                found = v["value"]
+                    .as_object()
+                    .and_then(|o| o.values().next())
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned();
+                status == 200 && !found.is_empty()
+            },
+            || self.text("body"),
+        );
+        found
+    }
+
+    fn text(&self, css: &str) -> String {
+        let body = json!({"script": "const e = document.querySelector(arguments[0]); return e ? e.innerText : '';", "args": [css]});
+        let (_, text) = http(
+            &self.addr,
+            "POST",
+            &format!("/session/{}/execute/sync", self.session),
+            &[("Content-Type", "application/json")],
+            &body.to_string(),
+        );
+        let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        v["value"].as_str().unwrap_or("").to_owned()
+    }
+
+    fn click(&self, css: &str) {
+        let e = self.find(css);
+        self.session("POST", &format!("/element/{e}/click"), &json!({}));
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if !self.session.is_empty() {
+            let path = format!("/session/{}", self.session);
+            let _ = http(&self.addr, "DELETE", &path, &[], "");
+        }
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+/// The page in a real browser: a prompt typed into the page, the pane going working → blocked
+/// live, its "Yes" clicked, the agent receiving exactly that key, the outcome shown.
+#[test]
+fn in_a_browser_a_dialog_is_seen_live_and_answered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let b = board(dir.path());
+    let fake = agent(&b, "w1");
+    wait_ready(&b, "w1");
+    let browser = Browser::start(390, 844);
+    let (status, _) = http(&b.addr, "GET", "/", &[], "");
+    assert_eq!(status, 401, "the page itself needs the token");
+    let url = format!("http://{}/?token={}", b.addr, b.token);
+    browser.session("POST", "/url", &json!({ "url": url }));
+    let card = r#"section.pane[data-pane="w1"]"#;
+    let input = browser.find(&format!("{card} input"));
+    browser.session(
+        "POST",
+        &format!("/element/{input}/value"),
+        &json!({"text": "one"}),
+    );
+    browser.click(&format!("{card} form button"));
+    browser.find(&format!(r#"{card}[data-state="working"]"#));
+    browser.find(&format!(
+        r#"{card}[data-state="blocked"] .options button.sel"#
+    ));
+    assert!(
+        browser.text(card).contains("proceed with one?"),
+        "{}",
+        browser.text(card)
+    );
+    browser.click(&format!("{card} .options button.sel"));
+    fake.wait_for_text("Done: one (answered 1)");
+    wait_until(
+        "the page to show the outcome",
+        || {
+            browser
+                .text(&format!("{card} .outcome"))
+                .starts_with("confirmed")
+        },
+        || browser.text("body"),
+    );
+    browser.find(&format!(r#"{card}[data-state="done"]"#));
 }
