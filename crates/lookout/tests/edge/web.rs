@@ -390,20 +390,23 @@ impl Browser {
             .stderr(std::process::Stdio::null())
             .spawn()
             .expect("chromedriver (apt-get install chromium chromium-driver; .ci/run does)");
-        let addr = format!("127.0.0.1:{port}");
+        // Held by the guard from here on: a failed wait still ends the driver.
+        let mut b = Browser {
+            driver,
+            addr: format!("127.0.0.1:{port}"),
+            session: String::new(),
+        };
         wait_until(
             "chromedriver to answer",
-            || TcpStream::connect(&addr).is_ok() && http(&addr, "GET", "/status", &[], "").0 == 200,
-            || addr.clone(),
+            || {
+                TcpStream::connect(&b.addr).is_ok()
+                    && http(&b.addr, "GET", "/status", &[], "").0 == 200
+            },
+            || b.addr.clone(),
         );
         let caps = json!({"capabilities": {"alwaysMatch": {"goog:chromeOptions": {
             "args": ["--headless", "--no-sandbox", "--disable-gpu", format!("--window-size={width},{height}")]
         }}}});
-        let mut b = Browser {
-            driver,
-            addr,
-            session: String::new(),
-        };
         let v = b.call("POST", "/session", &caps);
         b.session = v["sessionId"]
             .as_str()
