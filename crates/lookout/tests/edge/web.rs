@@ -263,6 +263,14 @@ fn every_request_needs_the_token_and_a_send_needs_it_in_the_header() {
         "idle",
         "nothing was typed"
     );
+    // Event streams are bounded: one past the limit is turned away, the others keep theirs.
+    let streams: Vec<_> = (0..16).map(|_| b.events(None)).collect();
+    for s in &streams {
+        next_where(s, "a stream's snapshot", |e, _| e == "snapshot");
+    }
+    let path = format!("/api/events?token={}", b.token);
+    let (status, _) = http(&b.addr, "GET", &path, &[], "");
+    assert_eq!(status, 503, "the seventeenth stream");
 }
 
 #[test]
