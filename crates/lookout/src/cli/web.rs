@@ -28,7 +28,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .or_else(crate::server::env_socket)
         .unwrap_or_else(crate::server::default_socket_path);
     let file = crate::web::addr_file(&socket);
-    let addr = match std::fs::read_to_string(&file) {
+    let origin = match std::fs::read_to_string(&file) {
         Ok(text) => text.trim().to_owned(),
         Err(_) => bail!(
             "no web board for the server on {}: start it with `lookout serve --http 127.0.0.1:7777` \
@@ -36,8 +36,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             socket.display()
         ),
     };
-    if std::net::TcpStream::connect(&addr).is_err() {
-        bail!("the web board at {addr} does not answer: is the server running? (`lookout status`)");
+    let addr = origin.split_once("://").map_or(origin.as_str(), |(_, a)| a);
+    if std::net::TcpStream::connect(addr).is_err() {
+        bail!(
+            "the web board at {origin} does not answer: is the server running? (`lookout status`)"
+        );
     }
     let dir = default_dir().context("no config directory for the web token")?;
     let tokens = Tokens::load_or_create(&dir)?;
@@ -46,7 +49,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     } else {
         tokens.answer
     };
-    let url = format!("http://{addr}/?token={token}");
+    let url = format!("{origin}/?token={token}");
     let mut out = format!("{url}\n");
     if !args.no_qr {
         let code = qrcode::QrCode::new(url.as_bytes()).context("drawing the QR code")?;

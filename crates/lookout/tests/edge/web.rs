@@ -46,6 +46,7 @@ fn board(dir: &Path) -> Board {
         addr: std::fs::read_to_string(&file)
             .expect("addr")
             .trim()
+            .trim_start_matches("http://")
             .to_owned(),
         token: read("web-token"),
         view_token: read("web-token-view"),
@@ -376,6 +377,106 @@ fn a_dialog_is_answered_from_the_board_and_a_stale_click_is_refused() {
     let snap = next_where(&again, "the new snapshot", |e, _| e == "snapshot");
     assert!(snap["seq"].as_u64() >= blocked["seq"].as_u64(), "{snap}");
     assert_eq!(snap["resumed_from"], json!(seq));
+}
+
+/// A network address needs HTTPS or an explicit `--insecure-lan`; with a certificate the board
+/// speaks HTTPS only (checked with curl against that certificate).
+#[test]
+fn a_network_address_needs_https_or_an_explicit_insecure_flag() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(LOOKOUT)
+        .args(["serve", "--no-db", "--http", "0.0.0.0:0", "--socket"])
+        .arg(dir.path().join("lan.sock"))
+        .env("XDG_CONFIG_HOME", dir.path().join("config"))
+        .output()
+        .expect("lookout serve");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--insecure-lan") && err.contains("--tls-cert"),
+        "{err}"
+    );
+    assert!(
+        !dir.path().join("lan.sock").exists(),
+        "refused before serving anything"
+    );
+
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = std::process::Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+        ])
+        .args(["-nodes", "-days", "2", "-subj", "/CN=lookout-test"])
+        .args([
+            "-addext",
+            "subjectAltName=IP:127.0.0.1",
+            "-addext",
+            "basicConstraints=critical,CA:FALSE",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .expect("openssl");
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let (c, k) = (
+        cert.to_string_lossy().into_owned(),
+        key.to_string_lossy().into_owned(),
+    );
+    let served = Served::start_with(
+        dir.path(),
+        100,
+        &["--http", "127.0.0.1:0", "--tls-cert", &c, "--tls-key", &k],
+    );
+    let file = served.socket.with_file_name("web.addr");
+    wait_until(
+        "the board's address file",
+        || std::fs::read_to_string(&file).is_ok_and(|t| t.ends_with('\n')),
+        || file.display().to_string(),
+    );
+    let origin = std::fs::read_to_string(&file)
+        .expect("addr")
+        .trim()
+        .to_owned();
+    assert!(origin.starts_with("https://127.0.0.1:"), "{origin}");
+    let token =
+        std::fs::read_to_string(dir.path().join("config/lookout/web-token")).expect("token");
+    let curl = |extra: &[&str]| {
+        std::process::Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code}",
+                "--max-time",
+                "10",
+            ])
+            .args(extra)
+            .output()
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+            .expect("curl")
+    };
+    let bearer = format!("Authorization: Bearer {}", token.trim());
+    let panes = format!("{origin}/api/panes");
+    assert_eq!(curl(&["--cacert", &c, "-H", &bearer, &panes]), "200");
+    assert_eq!(curl(&["--cacert", &c, &panes]), "401");
+    let plain = panes.replace("https://", "http://");
+    assert_ne!(
+        curl(&["-H", &bearer, &plain]),
+        "200",
+        "no plain HTTP beside HTTPS"
+    );
 }
 
 /// A headless Chromium driven over WebDriver (`chromedriver`, from the distribution's
