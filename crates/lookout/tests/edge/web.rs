@@ -219,6 +219,18 @@ fn every_request_needs_the_token_and_a_send_needs_it_in_the_header() {
     assert_eq!(status, 401);
     let (status, _) = http(&b.addr, "GET", "/", &[], "");
     assert_eq!(status, 401, "not even the page");
+    // `lookout web` prints the address the page is opened with (and the QR code of it).
+    let out = b.served.command(&["web"]).output().expect("lookout web");
+    let printed = String::from_utf8_lossy(&out.stdout);
+    let url = format!("http://{}/?token={}", b.addr, b.token);
+    assert_eq!(printed.lines().next(), Some(url.as_str()), "{printed}");
+    assert!(printed.contains('█'), "a QR code: {printed}");
+    let out = b
+        .served
+        .command(&["web", "--view", "--no-qr"])
+        .output()
+        .expect("lookout web");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&b.view_token));
     let (status, page) = http(&b.addr, "GET", &format!("/?token={}", b.token), &[], "");
     assert_eq!(status, 200);
     assert!(
