@@ -648,4 +648,29 @@ fn in_a_browser_a_dialog_is_seen_live_and_answered() {
         || browser.text("body"),
     );
     browser.find(&format!(r#"{card}[data-state="done"]"#));
+
+    // A page that shows a dialog the pane no longer has (here: its fingerprint altered in the
+    // page) gets its click refused, says so, and refreshes; the next click is the right one.
+    let input = browser.find(&format!("{card} input"));
+    browser.session(
+        "POST",
+        &format!("/element/{input}/value"),
+        &json!({"text": "two"}),
+    );
+    browser.click(&format!("{card} form button"));
+    browser.find(&format!(
+        r#"{card}[data-state="blocked"] .options button.sel"#
+    ));
+    let stale = json!({"script": "panes.get('w1').dialog.hash = '0000000000000000';", "args": []});
+    browser.session("POST", "/execute/sync", &stale);
+    browser.click(&format!("{card} .options button.sel"));
+    wait_until(
+        "the page to say the click was stale",
+        || browser.text(&format!("{card} .outcome")).contains("stale"),
+        || browser.text("body"),
+    );
+    assert!(!fake.text().contains("two (answered 1)"), "nothing typed");
+    assert_eq!(pane_state(&b, "w1")["lifecycle"], "blocked");
+    browser.click(&format!("{card} .options button.sel"));
+    fake.wait_for_text("Done: two (answered 1)");
 }
