@@ -164,6 +164,16 @@ impl Client {
         (self.reader, self.writer)
     }
 
+    /// Another handle on the connection: shutting it down ends a subscription blocked reading.
+    pub fn stream(&self) -> io::Result<UnixStream> {
+        self.writer.try_clone()
+    }
+
+    /// Bounds how long a read may block (`None`: forever, the default).
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.writer.set_read_timeout(timeout)
+    }
+
     /// Calls the method `params` belongs to and returns its result.
     pub fn call<M: Method>(&mut self, params: &M) -> Result<M::Result, ClientError> {
         let params =

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+pub mod dialog;
 mod id;
 mod methods;
 pub mod params;

@@ -4,9 +4,9 @@
 //! is in `watch/fleet.rs`. Credentials come from these flags, else `[fleet]` in the settings file;
 //! passwords and tokens are read from the environment so they never show in `ps`.
 
-use super::printable::printable;
 use crate::fleet::board;
 use crate::fleet::settings::{Auth, FleetSettings};
+use crate::printable::printable;
 use anyhow::{Context as _, bail};
 use std::io::Write as _;
 use std::path::PathBuf;

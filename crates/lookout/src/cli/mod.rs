@@ -16,7 +16,6 @@ mod hooks;
 mod learn;
 mod names;
 mod next;
-mod printable;
 mod pty_command;
 mod record;
 mod replay;
@@ -30,6 +29,7 @@ mod status;
 mod tmux;
 mod wait;
 mod watch;
+mod web;
 
 /// lookout: which of your AI coding agents is working, blocked, done or idle.
 #[derive(Debug, Parser)]
@@ -88,6 +88,8 @@ enum Command {
     Completions(docs::CompletionArgs),
     /// Print the man page lookout(1), or write every page into --dir.
     Man(docs::ManArgs),
+    /// Print the web board's address with its token (and a QR code for a phone).
+    Web(web::Args),
     /// A fake agent for `watch --demo` (internal).
     #[command(hide = true)]
     DemoAgent(watch::demo::AgentArgs),
@@ -132,6 +134,7 @@ pub fn main() -> ExitCode {
         Command::Watch(args) => watch::run(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
+        Command::Web(args) => web::run(args),
         Command::DemoAgent(args) => watch::demo::agent(args),
     };
     match outcome {

@@ -39,7 +39,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         .unwrap_or_default();
     println!(
         "{}\t{}{place}",
-        super::printable::printable(&pane.pane),
+        crate::printable::printable(&pane.pane),
         Badge::of(&pane).name()
     );
     Ok(ExitCode::SUCCESS)

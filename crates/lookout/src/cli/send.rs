@@ -65,6 +65,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         submit: !args.no_submit,
         force: args.force,
         timeout_ms: Some(u64::try_from(args.timeout.as_millis()).unwrap_or(u64::MAX)),
+        expect: None,
     };
     // The server answers when the send is over: allow that, then the usual deadline.
     client.answer_within(Some(args.timeout.saturating_add(super::ANSWER_WITHIN)))?;
@@ -75,7 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         println!(
             "{}: {} ({} Enter)",
             sent.verdict.name(),
-            super::printable::printable(&sent.reason),
+            crate::printable::printable(&sent.reason),
             sent.enters
         );
     }

@@ -69,6 +69,19 @@ pub struct Args {
     heartbeat_ttl: Option<Duration>,
     #[command(flatten)]
     nats: super::fleet::NatsArgs,
+    /// Serve the web board on this address, like 127.0.0.1:7777 (docs/web.md)
+    /// [default: `[http] listen` of the settings file, else none].
+    #[arg(long, value_name = "ADDR")]
+    http: Option<std::net::SocketAddr>,
+    /// Let --http listen on an address other than loopback over plain HTTP (docs/web.md).
+    #[arg(long)]
+    insecure_lan: bool,
+    /// Serve --http over HTTPS with this certificate chain (PEM) [default: `[http] cert`].
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The certificate's private key (PEM) [default: `[http] key`].
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
 }
 
 /// Arguments of `lookout stop`.
@@ -167,6 +180,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         )?,
     };
     let socket = config.socket.clone();
+    let tls = args.tls_cert.clone().zip(args.tls_key.clone());
+    let web = crate::web::config(args.http, args.insecure_lan, tls, &file.http)?;
     // Before anything else: a signal that arrives while manifests compile must still stop us cleanly.
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
         .context("installing signal handlers")?;
@@ -178,6 +193,17 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     for warning in &warnings {
         eprintln!("lookout: warning: manifest skipped: {warning}");
+    }
+    if let Some(plan) = web {
+        let origin = crate::web::start(&plan, &socket)?;
+        let warning = if plan.insecure {
+            " — plain HTTP on the network"
+        } else {
+            ""
+        };
+        eprintln!(
+            "lookout: web board on {origin}/ (`lookout web` prints it with its token){warning}"
+        );
     }
     let stopper = server.stopper();
     let notifier = server.notifier();

@@ -5,7 +5,7 @@
 //! rules (`unverified` in the JSON) and `rules stale` for one whose rules may no longer fit its
 //! CLI (`rules_stale` in the JSON; `lookout explain PANE` says what to record).
 
-use super::printable::printable;
+use crate::printable::printable;
 use crate::protocol::params;
 use crate::protocol::results::ServerInfo;
 use serde_json::json;

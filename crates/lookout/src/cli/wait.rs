@@ -4,9 +4,9 @@
 //! pane is now (over `agent.wait`); print its state as JSON; exit 0 on reach, 1 on timeout. For
 //! scripts that hand an agent work and wait for it. A thin client of the socket.
 
+use crate::client::{Client, ClientError};
 use crate::components::LifecycleState;
 use crate::protocol::params::AgentWait;
-use crate::server::{Client, ClientError};
 use anyhow::bail;
 use std::path::PathBuf;
 use std::process::ExitCode;

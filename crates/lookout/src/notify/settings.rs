@@ -19,6 +19,8 @@ struct Raw {
     server: RawServer,
     #[serde(default)]
     fleet: crate::fleet::settings::RawFleet,
+    #[serde(default)]
+    http: crate::web::RawHttp,
 }
 
 /// `[server]`: the options `lookout serve` also takes as flags (a flag wins).
@@ -114,6 +116,8 @@ pub struct Settings {
     pub retention: Option<String>,
     /// `[fleet]`: where to publish, this machine's id, NATS credentials.
     pub fleet: crate::fleet::settings::FleetSettings,
+    /// `[http]`: the web board's address (`lookout serve --http`).
+    pub http: crate::web::HttpSettings,
 }
 
 /// Why a settings file was refused: `file:line: key: why`.
@@ -209,8 +213,18 @@ impl Settings {
                 key: format!("fleet.{key}"),
                 why,
             })?;
+        let http = crate::web::validate(raw.http).map_err(|(key, why)| SettingsError {
+            file: file.to_owned(),
+            line: text
+                .lines()
+                .position(|l| l.trim_start().starts_with(key))
+                .map(|n| n + 1),
+            key: format!("http.{key}"),
+            why,
+        })?;
         Ok(Settings {
             notify,
+            http,
             tick,
             retention: raw.server.retention,
             fleet,

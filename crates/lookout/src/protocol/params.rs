@@ -304,6 +304,23 @@ pub struct PaneSend {
     /// How long to try (default [`DEFAULT_SEND_MS`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_ms: Option<u64>,
+    /// Type only if the pane is still as the sender saw it (an answer to a dialog a page showed):
+    /// otherwise refused `stale`, nothing typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect: Option<Expect>,
+}
+
+/// What a sender saw before choosing what to send: the pane's lifecycle and, for a dialog, its
+/// fingerprint (`agent.explain`'s `dialog.hash`). An expected `blocked` pane is typed into
+/// without `force`: the sender answers the dialog it was shown.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The lifecycle the pane must still be in.
+    pub lifecycle: LifecycleState,
+    /// The dialog's fingerprint it must still show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<String>,
 }
 
 fn yes() -> bool {

@@ -86,6 +86,9 @@ pub struct Explanation {
     pub winner: Option<String>,
     /// Its state.
     pub verdict: Option<String>,
+    /// What the pane asks (blocked) or last said (done), with its options and fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<crate::protocol::dialog::Dialog>,
 }
 
 /// `server.info`.

@@ -243,8 +243,12 @@ impl Engine {
                 self.listed = listed;
                 return;
             }
-            R::PaneSend(p) => {
+            R::PaneSend(mut p) => {
                 let state = panes::state(world, &p.pane).ok();
+                if let Some(reason) = handlers::stale(world, &mut p) {
+                    peer.reply(&id, Ok(crate::server::send::refused(&reason, state)));
+                    return;
+                }
                 let queues = panes::queues_input(world, &p.pane);
                 self.sends.start(id, peer, p, state, queues);
                 return;

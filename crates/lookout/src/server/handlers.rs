@@ -77,11 +77,38 @@ pub fn bad_report(world: &World, pane: Option<String>, message: String) -> Resul
     }
 }
 
+/// `pane.send`'s `expect`: `Some(reason)` when the pane is no longer as the sender saw it — its
+/// lifecycle moved, or its dialog's fingerprint differs (`stale: …`, nothing may be typed). An
+/// expected blocked pane that still matches is typed into as if forced: the sender answers the
+/// dialog it was shown.
+pub fn stale(world: &World, p: &mut params::PaneSend) -> Option<String> {
+    let expect = p.expect.as_ref()?;
+    let Ok(now) = explain(world, &p.pane) else {
+        return None; // a missing pane is refused `missing` by the send itself
+    };
+    let shown = now.dialog.as_ref().map(|d| d.hash.as_str());
+    if now.state.lifecycle != expect.lifecycle {
+        return Some(format!(
+            "stale: the pane is {} now, not {}",
+            now.state.lifecycle.name(),
+            expect.lifecycle.name()
+        ));
+    }
+    if expect.dialog.is_some() && expect.dialog.as_deref() != shown {
+        return Some("stale: the pane shows another dialog now".to_owned());
+    }
+    if expect.lifecycle == crate::components::LifecycleState::Blocked {
+        p.force = true;
+    }
+    None
+}
+
 /// `agent.explain`.
 pub fn explain(world: &World, pane: &str) -> Result<Explanation, WireError> {
     let (state, explanation, policy) =
         panes::explain(world, pane).map_err(|_| WireError::unknown_pane(pane))?;
     let x = explanation.unwrap_or_default();
+    let dialog = crate::protocol::dialog::of(&x, state.lifecycle);
     Ok(Explanation {
         state,
         policy: policy.name().to_owned(),
@@ -93,6 +120,7 @@ pub fn explain(world: &World, pane: &str) -> Result<Explanation, WireError> {
         rules: x.rules,
         winner: x.winner,
         verdict: x.verdict,
+        dialog,
     })
 }
 

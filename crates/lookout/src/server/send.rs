@@ -197,6 +197,10 @@ impl Sends {
         }
         let s = &mut self.active[i];
         s.phase = match s.phase {
+            // An answer to a dialog: watched until the pane leaves it, or time is up.
+            Phase::Typing(_) if !s.request.submit && s.baseline == LifecycleState::Blocked => {
+                Phase::Watching(s.deadline)
+            }
             Phase::Typing(_) if !s.request.submit => Phase::Watching(now + SHOW),
             Phase::Typing(_) => {
                 s.show_by = now + SHOW_MAX;
@@ -212,12 +216,14 @@ impl Sends {
             let Change::Lifecycle { to, .. } = event.change else {
                 continue;
             };
-            if !matches!(to, LifecycleState::Working | LifecycleState::Blocked) {
-                continue;
-            }
             for s in &mut self.active {
+                // From a dialog any move counts (the answer was taken); from rest, a turn began.
+                let counts = match s.baseline {
+                    LifecycleState::Blocked => to != LifecycleState::Blocked,
+                    _ => matches!(to, LifecycleState::Working | LifecycleState::Blocked),
+                };
                 let after_enter = matches!(s.phase, Phase::Entering(_) | Phase::Watching(_));
-                if after_enter && *s.request.pane == *event.pane {
+                if counts && after_enter && *s.request.pane == *event.pane {
                     s.moved = true;
                 }
             }
@@ -296,6 +302,19 @@ impl Sends {
             });
         if !s.request.submit {
             return match s.phase {
+                Phase::Watching(_) if s.moved && s.baseline == LifecycleState::Blocked => Some((
+                    Verdict::Confirmed,
+                    format!(
+                        "the agent went from blocked to {} after the answer",
+                        state.lifecycle.name()
+                    ),
+                )),
+                Phase::Watching(until) if until <= now && s.baseline == LifecycleState::Blocked => {
+                    Some((
+                        Verdict::Unconfirmed,
+                        "typed the answer, but the pane is still blocked".into(),
+                    ))
+                }
                 Phase::Watching(_) if pending_ours => Some((
                     Verdict::Typed,
                     "the composer shows the text, not submitted".into(),
@@ -487,6 +506,11 @@ fn settle(text: &str) -> Duration {
     } else {
         SETTLE
     }
+}
+
+/// A send refused before anything was typed.
+pub fn refused(reason: &str, state: Option<PaneState>) -> Sent {
+    sent(Verdict::Refused, reason, 0, state)
 }
 
 fn sent(verdict: Verdict, reason: &str, enters: u32, state: Option<PaneState>) -> Sent {

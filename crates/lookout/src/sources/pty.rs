@@ -262,14 +262,17 @@ struct PtyTypist {
 impl Typist for PtyTypist {
     fn type_text(&mut self, _native: &str, text: &[u8]) -> Result<(), String> {
         let mut bytes = Vec::with_capacity(text.len() + 12);
-        let bracketed = self.bracketed.load(Ordering::Relaxed);
+        let paste_mode = self.bracketed.load(Ordering::Relaxed);
         // Outside a bracketed paste a newline is Enter: only the send presses Enter.
-        if !bracketed && text.contains(&b'\n') {
+        if !paste_mode && text.contains(&b'\n') {
             return Err(
                 "refused: the program has not asked for bracketed paste, so a newline in the text would press Enter"
                     .to_owned(),
             );
         }
+        // Only text with a line break goes as a paste (so the break does not submit early), as
+        // the tmux source does: one line is keys, so a dialog's `1` is a key press, not a paste.
+        let bracketed = paste_mode && text.iter().any(|b| matches!(b, b'\n' | b'\r'));
         if bracketed {
             bytes.extend_from_slice(b"\x1b[200~");
         }

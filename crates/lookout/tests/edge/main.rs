@@ -27,3 +27,4 @@ mod status_line;
 mod support;
 mod tmux;
 mod watch;
+mod web;

@@ -99,6 +99,7 @@ fn the_reference_client_sends_to_a_pane_that_needs_input_and_sees_it_taken() {
             submit: true,
             force: false,
             timeout_ms: Some(10_000),
+            expect: None,
         })
         .expect("pane.send");
     assert_eq!(sent.verdict, Verdict::Confirmed, "{sent:?}");
@@ -448,6 +449,7 @@ fn inject(s: &Served, pane: &str, log: &Path) -> (String, Vec<u8>) {
             submit: false,
             force: false,
             timeout_ms: Some(5_000),
+            expect: None,
         })
     };
     let injected = crate::support::server::code(&send(INJECTION));

@@ -16,9 +16,9 @@ mod fleet;
 pub mod render;
 
 use crate::cli::daemon;
-use crate::cli::printable::printable;
 use crate::client::{Client, panes};
 use crate::panes::PaneState;
+use crate::printable::printable;
 use crate::protocol::params::{AgentExplain, PaneSeen};
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
 use crate::pty::tmux::{Socket, Tmux};

@@ -2,8 +2,8 @@
 //!
 //! Pure: no terminal, no clock (the caller passes "now"), so a frame is unit-tested as a string.
 
-use crate::cli::printable::printable;
 use crate::panes::{Badge, PaneState};
+use crate::printable::printable;
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime};
 

@@ -9,7 +9,10 @@ non-empty draft: `✻ Thinking… (esc to interrupt)` for FAKE_WORK_MS (default 
 above the composer, run after the turn). FAKE_SWALLOW=1 makes Enter do nothing (a swallowed
 submit); FAKE_HOLD=1 makes Enter while it works keep the draft in the composer, sent when the
 turn ends (an agent that queues in its input box). `/pick` opens a picker where the next Enter
-chooses (`● Done: CHOSEN`). Ctrl-D on an empty draft quits. FAKE_LOG=path appends every byte it
+chooses (`● Done: CHOSEN`). FAKE_ASK=1 works on each prompt for FAKE_WORK_MS, then asks
+as Claude Code's permission dialog does ("Do you want to proceed with <prompt>?", `❯ 1. Yes`,
+`2. No …`): `1` (or Enter) works on it again (`● Done: <prompt> (answered 1)`), `2` or Esc declines it (`● Declined: <prompt>`).
+Ctrl-D on an empty draft quits. FAKE_LOG=path appends every byte it
 reads to that file; FAKE_NO_PASTE=1 never asks for bracketed paste.
 """
 import os
@@ -25,11 +28,18 @@ SWALLOW = os.environ.get("FAKE_SWALLOW") == "1"
 HOLD = os.environ.get("FAKE_HOLD") == "1"
 LOG = os.environ.get("FAKE_LOG")
 PASTE = os.environ.get("FAKE_NO_PASTE") != "1"
+ASK = os.environ.get("FAKE_ASK") == "1"
 
 out = sys.stdout
 
 
 def draw(state):
+    if state.get("ask"):
+        out.write("\x1b[H\x1b[2Jfake claude\r\n\r\n Bash command\r\n   run " + state["ask"]
+                  + "\r\n\r\n Do you want to proceed with " + state["ask"] + "?\r\n ❯ 1. Yes\r\n"
+                  + "   2. No, and tell fake what to do differently (esc)")
+        out.flush()
+        return
     if state.get("picker"):
         out.write("\x1b[H\x1b[2Jfake claude\r\n\r\n Pick one\r\n ❯ 1. Yes\r\n   2. No\r\n\r\n Enter to choose · Esc to cancel")
         out.flush()
@@ -74,6 +84,11 @@ def main():
         while True:
             timeout = None if done_at is None else max(0.0, done_at - time.monotonic())
             ready, _, _ = select.select([fd], [], [], timeout)
+            if done_at is not None and time.monotonic() >= done_at and state.get("to_ask"):
+                state["working"] = False
+                done_at = None
+                state["ask"] = state.pop("to_ask")
+                draw(state)
             if done_at is not None and time.monotonic() >= done_at:
                 state["working"] = False
                 done_at = None
@@ -114,6 +129,15 @@ def main():
                 elif ch == b"\x7f":
                     text = state["draft"].decode("utf-8", "replace")[:-1]
                     state["draft"] = text.encode()
+                elif state.get("ask") and ch in (b"1", b"\r"):
+                    state["current"] = state.pop("ask") + " (answered 1)"
+                    state["working"] = True
+                    done_at = time.monotonic() + WORK
+                elif state.get("ask") and ch in (b"2", b"\x1b"):
+                    state["answer"] = "Declined: " + state.pop("ask")
+                    state["current"] = ""
+                elif state.get("ask"):
+                    pass
                 elif ch == b"\r" and state.get("picker"):
                     state["picker"] = False
                     state["answer"] = "CHOSEN"
@@ -132,6 +156,8 @@ def main():
                         state["queue"].append(typed)
                         state["draft"] = b""
                     else:
+                        if ASK:
+                            state["to_ask"] = typed
                         state["current"] = typed
                         state["draft"] = b""
                         state["answer"] = ""
