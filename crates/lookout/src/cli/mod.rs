@@ -21,6 +21,7 @@ mod run;
 mod seen;
 mod send;
 mod serve;
+mod settings_file;
 mod status;
 mod tmux;
 mod wait;
