@@ -248,10 +248,7 @@ impl Engine {
                 self.sends.start(id, peer, p, state, queues);
                 return;
             }
-            R::PaneDrive(p) => {
-                self.sends.drive(p.pane, peer.clone());
-                encode(Ok(Ack {}))
-            }
+            R::PaneDrive(p) => encode(self.sends.drive(p.pane, peer.clone()).map(|()| Ack {})),
             R::PaneTyped(t) => {
                 let world = &self.world;
                 self.sends

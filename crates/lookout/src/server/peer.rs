@@ -102,6 +102,11 @@ impl Peer {
         self.shared.gone.load(Ordering::Relaxed) || self.is_dropped()
     }
 
+    /// Whether `other` is this same connection.
+    pub fn same(&self, other: &Peer) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// Bytes queued but not yet written.
     pub fn unsent(&self) -> usize {
         self.shared.unsent.load(Ordering::Relaxed)
