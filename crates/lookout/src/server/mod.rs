@@ -355,6 +355,8 @@ impl Server {
         watch_socket(&config.socket, Stopper(stop_tx.clone()));
         engine.resume_sources();
         let sources = engine.run(&queues, &bell, stop_rx, config.tick);
+        // No request reaches the world any more: a source's last call fails fast.
+        queues.shut();
         // Wake the acceptor so it sees the flag, then take the socket away.
         stop_accepting.store(true, Ordering::Relaxed);
         let _ = UnixStream::connect(&config.socket);

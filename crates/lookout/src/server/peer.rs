@@ -146,10 +146,14 @@ pub struct Writer {
     rx: Receiver<Out>,
     shared: Arc<Shared>,
     drained: Sender<()>,
+    /// Rung too when the bytes fall back under the bound: the world thread serves this
+    /// connection's waiting requests again (`queues`).
+    bell: Option<Sender<()>>,
 }
 
-/// A connection's peer, its writer ends, and the receiver the reader waits on for room.
-pub fn pair() -> (Peer, Writer, Receiver<()>) {
+/// A connection's peer, its writer ends, and the receiver the reader waits on for room; `bell`
+/// is rung whenever the connection has room again.
+pub fn pair(bell: Option<Sender<()>>) -> (Peer, Writer, Receiver<()>) {
     let (tx, rx) = bounded::<Out>(EVENT_QUEUE + IN_FLIGHT + 1);
     let (drained, room) = bounded(1);
     let shared = Arc::new(Shared::default());
@@ -162,6 +166,7 @@ pub fn pair() -> (Peer, Writer, Receiver<()>) {
             rx,
             shared,
             drained,
+            bell,
         },
         room,
     )
@@ -208,6 +213,9 @@ impl Writer {
             }
             if left < MAX_UNSENT {
                 let _ = self.drained.try_send(());
+                if let Some(bell) = &self.bell {
+                    let _ = bell.try_send(());
+                }
             }
             if reply {
                 let _ = slots.try_recv();
