@@ -103,6 +103,11 @@ impl Peer {
         self.shared.gone.load(Ordering::Relaxed) || self.is_dropped()
     }
 
+    /// Whether `other` is this same connection.
+    pub fn same(&self, other: &Peer) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// Bytes queued but not yet written.
     pub fn unsent(&self) -> usize {
         self.shared.unsent.load(Ordering::Relaxed)
@@ -142,10 +147,14 @@ pub struct Writer {
     rx: Receiver<Out>,
     shared: Arc<Shared>,
     drained: Sender<()>,
+    /// Rung too when the bytes fall back under the bound: the world thread serves this
+    /// connection's waiting requests again (`queues`).
+    bell: Option<Sender<()>>,
 }
 
-/// A connection's peer, its writer ends, and the receiver the reader waits on for room.
-pub fn pair() -> (Peer, Writer, Receiver<()>) {
+/// A connection's peer, its writer ends, and the receiver the reader waits on for room; `bell`
+/// is rung whenever the connection has room again.
+pub fn pair(bell: Option<Sender<()>>) -> (Peer, Writer, Receiver<()>) {
     let (tx, rx) = bounded::<Out>(EVENT_QUEUE + IN_FLIGHT + 1);
     let (drained, room) = bounded(1);
     let shared = Arc::new(Shared::default());
@@ -158,6 +167,7 @@ pub fn pair() -> (Peer, Writer, Receiver<()>) {
             rx,
             shared,
             drained,
+            bell,
         },
         room,
     )
@@ -204,6 +214,9 @@ impl Writer {
             }
             if left < MAX_UNSENT {
                 let _ = self.drained.try_send(());
+                if let Some(bell) = &self.bell {
+                    let _ = bell.try_send(());
+                }
             }
             if reply {
                 let _ = slots.try_recv();

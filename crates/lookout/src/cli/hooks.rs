@@ -4,9 +4,12 @@
 //!
 //! Idempotent and conservative: the file is parsed, lookout's entries are added only where missing
 //! and every other key, hook and comment stays as it was (JSON keys keep their order; Codex's TOML
-//! is edited as text); the old file is kept as `<file>.lookout-backup` before a change; `--dry-run`
-//! prints the change instead. Touches one settings file and its backup.
+//! is edited with `toml_edit`, format-preserving); a file that does not parse, before or after, is
+//! refused; the old file is kept as `<file>.lookout-backup` before a change; the change is printed
+//! (`--dry-run` prints it instead). How the file itself is handled — symlinks, mode, owner,
+//! read-only, atomic replace — is `settings_file`'s. Touches one settings file and its backup.
 
+use super::settings_file::{self, SettingsFile};
 use anyhow::{Context as _, bail};
 use serde_json::{Map, Value, json};
 use std::path::{Path, PathBuf};
@@ -71,14 +74,11 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         Action::Uninstall(t) => (t, false),
     };
     let exe = std::env::current_exe().context("finding the lookout executable")?;
-    let path = settings_path(&target.agent, target.project)?;
-    let before = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e).with_context(|| format!("reading {}", path.display())),
-    };
+    let file = settings_file::open(&settings_path(&target.agent, target.project)?)?;
+    let (path, before) = (file.path.clone(), file.text.clone());
     let after = match target.agent.as_str() {
-        "codex" => edit_codex(&before, &exe, install)?,
+        "codex" => edit_codex(&before, &exe, install)
+            .with_context(|| format!("{}: nothing was changed", path.display()))?,
         agent => {
             let events = match agent {
                 "claude" => CLAUDE,
@@ -96,25 +96,22 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (after, restored) = if install {
         (after, false)
     } else {
-        original_if_same(&path, after)
+        original_if_same(&file, after)
     };
+    let changes = diff(&before, &after);
     if target.dry_run {
         println!("--- {}\n+++ {} (after)", path.display(), path.display());
-        print!("{}", diff(&before, &after));
+        print!("{changes}");
         return Ok(ExitCode::SUCCESS);
     }
-    write(
-        &path,
-        (install && !before.is_empty()).then_some(before.as_str()),
-        &after,
-        restored,
-    )?;
+    write(&file, install, &after, restored)?;
     let verb = if install {
         "installed in"
     } else {
         "removed from"
     };
-    println!("lookout hooks {verb} {}", path.display());
+    println!("lookout hooks {verb} {}; changed:", path.display());
+    print!("{changes}");
     Ok(ExitCode::SUCCESS)
 }
 
@@ -224,53 +221,43 @@ fn edit_json(
     Ok(serde_json::to_string_pretty(&root)? + "\n")
 }
 
-/// Codex: one top-level `notify = [...]` line, added before the first table; never replacing a
-/// `notify` the user has.
+/// Codex: one top-level `notify = [...]`, never replacing a `notify` the user has. Edited with
+/// `toml_edit`, which keeps every other byte (comments, layout, multi-line strings and arrays),
+/// and refused when the file does not parse before or would not after.
 fn edit_codex(text: &str, exe: &Path, install: bool) -> anyhow::Result<String> {
-    let parsed: toml::Table = toml::from_str(text).context("config.toml does not parse")?;
-    let line = format!(
-        "notify = [\"sh\", \"-c\", {}, \"lookout-notify\"]",
-        toml::Value::String(command(exe, "codex", "codex-notify \"$1\""))
-    );
-    let ours = |l: &str| {
-        l.starts_with("notify = [\"sh\", \"-c\", ") && is_ours(&l.replace('"', ""), "codex")
-    };
-    if !install {
-        let kept: Vec<&str> = text.lines().filter(|l| !ours(l)).collect();
-        return Ok(if kept.len() == text.lines().count() {
-            text.to_owned()
-        } else {
-            kept.join("\n") + "\n"
+    let mut doc: toml_edit::DocumentMut = text.parse().context("config.toml does not parse")?;
+    let mut ours = toml_edit::Array::new();
+    ours.extend([
+        "sh".to_owned(),
+        "-c".to_owned(),
+        command(exe, "codex", "codex-notify \"$1\""),
+        "lookout-notify".to_owned(),
+    ]);
+    let is_ours = doc
+        .get("notify")
+        .and_then(toml_edit::Item::as_array)
+        .is_some_and(|a| {
+            a.len() == 4
+                && a.get(0).and_then(toml_edit::Value::as_str) == Some("sh")
+                && a.get(2)
+                    .and_then(toml_edit::Value::as_str)
+                    .is_some_and(|c| is_ours(c, "codex"))
         });
-    }
-    if text.lines().any(ours) {
+    match (install, is_ours, doc.contains_key("notify")) {
         // (an older install of ours, `state done`, is brought up to date in place)
-        let lines: Vec<&str> = text
-            .lines()
-            .map(|l| if ours(l) { line.as_str() } else { l })
-            .collect();
-        return Ok(lines.join("\n") + "\n");
-    }
-    if parsed.contains_key("notify") {
-        bail!(
-            "config.toml already has a `notify` program; add `lookout report --agent codex codex-notify \"$1\"` to it by hand"
-        );
-    }
-    let mut out = String::new();
-    let mut placed = false;
-    for l in text.lines() {
-        if !placed && l.trim_start().starts_with('[') {
-            out.push_str(&line);
-            out.push('\n');
-            placed = true;
+        (true, true, _) | (true, false, false) => {
+            doc["notify"] = toml_edit::value(ours);
         }
-        out.push_str(l);
-        out.push('\n');
+        (true, false, true) => bail!(
+            "config.toml already has a `notify` program; add `lookout report --agent codex codex-notify \"$1\"` to it by hand"
+        ),
+        (false, true, _) => {
+            doc.remove("notify");
+        }
+        (false, false, _) => {}
     }
-    if !placed {
-        out.push_str(&line);
-        out.push('\n');
-    }
+    let out = doc.to_string();
+    toml::from_str::<toml::Table>(&out).context("the edited config.toml would not parse")?;
     Ok(out)
 }
 
@@ -294,17 +281,10 @@ fn diff(before: &str, after: &str) -> String {
     out
 }
 
-fn backup_path(path: &Path) -> PathBuf {
-    let mut backup = path.as_os_str().to_owned();
-    backup.push(".lookout-backup");
-    backup.into()
-}
-
 /// Uninstalling: when what is left means the same as the file before the first install, that
 /// file's own bytes (its formatting) come back, and the backup has served its purpose.
-fn original_if_same(path: &Path, after: String) -> (String, bool) {
-    let backup = backup_path(path);
-    let Ok(original) = std::fs::read_to_string(&backup) else {
+fn original_if_same(file: &SettingsFile, after: String) -> (String, bool) {
+    let Ok(original) = std::fs::read_to_string(file.backup_path()) else {
         return (after, false);
     };
     let same = match (
@@ -321,26 +301,22 @@ fn original_if_same(path: &Path, after: String) -> (String, bool) {
     }
 }
 
-/// Backup (`keep`: the file as it was before lookout first touched it), then an atomic replace; a
-/// file that uninstalling leaves empty of everything, and that install created, is removed.
-fn write(path: &Path, keep: Option<&str>, after: &str, restored: bool) -> anyhow::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+/// Backup (installing: the file as it was before lookout first touched it), then an atomic
+/// replace; a file that uninstalling leaves empty of everything, and that install created, is
+/// removed.
+fn write(file: &SettingsFile, install: bool, after: &str, restored: bool) -> anyhow::Result<()> {
+    if install {
+        file.back_up()?;
     }
-    let backup = backup_path(path);
-    if let Some(before) = keep.filter(|_| !backup.exists()) {
-        std::fs::write(&backup, before).context("writing the backup")?;
-    }
+    let backup = file.backup_path();
     let emptied = after.trim().is_empty()
         || serde_json::from_str::<Value>(after).is_ok_and(|v| v == json!({}));
     if emptied && !backup.exists() && !restored {
         // install created the file; nothing of the user's is in it.
-        return std::fs::remove_file(path).with_context(|| format!("removing {}", path.display()));
+        return std::fs::remove_file(&file.path)
+            .with_context(|| format!("removing {}", file.path.display()));
     }
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(format!(".lookout-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, after).context("writing the new settings")?;
-    std::fs::rename(&tmp, path).with_context(|| format!("replacing {}", path.display()))?;
+    file.replace(after)?;
     if restored {
         let _ = std::fs::remove_file(&backup);
     }
@@ -415,6 +391,27 @@ mod tests {
                 "{agent}: under `dominate` its first hook report would stop the screen being read"
             );
         }
+    }
+
+    /// Text edits went wrong here: the line landed inside a multi-line string (the user's text
+    /// changed) or inside a multi-line array (the file no longer parsed).
+    #[test]
+    fn codex_edits_keep_multi_line_strings_and_arrays_intact() {
+        let exe = Path::new(EXE);
+        let config = "instructions = \"\"\"\n[important] be careful\n\"\"\"\nwritable_roots = [\n  \"/a\",\n  # mine\n]\n[profiles.x]\nmodel = \"y\"\n";
+        let once = edit_codex(config, exe, true).expect("install");
+        let parsed: toml::Table = toml::from_str(&once).expect("still TOML");
+        let before: toml::Table = toml::from_str(config).expect("TOML");
+        assert_eq!(parsed["instructions"], before["instructions"], "{once}");
+        assert_eq!(parsed["writable_roots"], before["writable_roots"], "{once}");
+        assert!(parsed["notify"].is_array(), "{once}");
+        assert!(parsed["profiles"]["x"].get("notify").is_none(), "{once}");
+        assert!(once.starts_with(config.split("[profiles.x]").next().unwrap_or_default()));
+        assert_eq!(edit_codex(&once, exe, false).expect("uninstall"), config);
+        assert!(
+            edit_codex("a = [\n", exe, true).is_err(),
+            "a file that does not parse"
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod seen;
 mod send;
 mod serve;
 mod service;
+mod settings_file;
 mod status;
 mod tmux;
 mod wait;

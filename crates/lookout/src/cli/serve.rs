@@ -135,7 +135,12 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     // The settings file's `[server]` options stand in for flags not given; a bad file is the
     // server's to report (it keeps running without it).
     let file = crate::notify::settings::default_path()
-        .and_then(|p| Some((p.display().to_string(), std::fs::read_to_string(&p).ok()?)))
+        .and_then(|p| {
+            Some((
+                p.display().to_string(),
+                crate::notify::settings::read(&p).ok()?,
+            ))
+        })
         .and_then(|(name, text)| crate::notify::settings::Settings::parse(&name, &text).ok())
         .unwrap_or_default();
     let retention = match (args.retention, file.retention.as_deref()) {

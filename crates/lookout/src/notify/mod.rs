@@ -201,7 +201,7 @@ impl Worker {
             return;
         }
         self.loaded = Some(modified);
-        let text = match std::fs::read_to_string(path) {
+        let text = match settings::read(path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => {

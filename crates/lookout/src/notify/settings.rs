@@ -147,6 +147,38 @@ pub fn default_path() -> Option<PathBuf> {
     crate::private::user_manifest_dir().and_then(|d| Some(d.parent()?.join("config.toml")))
 }
 
+/// The largest settings file read: a few rules take a few KiB.
+pub const MAX_SIZE: u64 = 1 << 20;
+
+/// Reads the settings file at `path` without ever blocking or reading without bound: a FIFO or a
+/// device there is refused (opened non-blocking, so a FIFO with no writer cannot hang the
+/// server), and so is a file over [`MAX_SIZE`].
+pub fn read(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NONBLOCK.bits())
+        .open(path)?;
+    let meta = file.metadata()?;
+    let refuse = |why: String| std::io::Error::new(std::io::ErrorKind::InvalidData, why);
+    if !meta.is_file() {
+        return Err(refuse(
+            "not a regular file (a FIFO, a device or a directory); settings are read only from a plain file".into(),
+        ));
+    }
+    if meta.len() > MAX_SIZE {
+        return Err(refuse(format!(
+            "{} bytes, over the {} MiB a settings file may be",
+            meta.len(),
+            MAX_SIZE >> 20
+        )));
+    }
+    let mut text = String::new();
+    file.take(MAX_SIZE + 1).read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// The default `tmux` message.
 pub const DEFAULT_MESSAGE: &str = "lookout: {pane} ({kind}) is {state}";
 /// The default `stuck_after`.

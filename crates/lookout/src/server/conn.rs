@@ -246,7 +246,7 @@ pub fn serve(stream: UnixStream, queues: Queues, slot: Arc<Slot>) {
         return;
     };
     let (slots_tx, slots_rx) = bounded::<()>(IN_FLIGHT);
-    let (peer, writer, room) = peer::pair();
+    let (peer, writer, room) = peer::pair(Some(queues.bell()));
     let spawned = std::thread::Builder::new()
         .name("lookout-conn-w".into())
         .spawn(move || {
@@ -305,14 +305,18 @@ pub fn serve(stream: UnixStream, queues: Queues, slot: Arc<Slot>) {
             _ => parse_line(&buf),
         };
         match parsed {
-            Ok((id, request)) => queues.push(
-                conn,
-                Incoming {
+            Ok((id, request)) => {
+                let incoming = Incoming {
                     id,
                     request,
                     peer: peer.clone(),
-                },
-            ),
+                };
+                if !queues.push(conn, incoming) {
+                    // The server is stopping: the client learns it at once.
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                    break;
+                }
+            }
             Err((id, error)) => {
                 if !peer.fail(&id, error) {
                     break;

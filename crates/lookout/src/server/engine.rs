@@ -159,12 +159,7 @@ impl Engine {
         let ticker = crossbeam_channel::tick(tick);
         let versions = self.versions.done.clone();
         loop {
-            // An early tick is due: a report waits for its answer, or output waits to be read.
-            let early = self
-                .report_due
-                .into_iter()
-                .chain(panes::output_due(&self.world))
-                .min();
+            let early = self.early_tick();
             if early.is_some_and(|due| due <= Instant::now()) || ticker.try_recv().is_ok() {
                 self.tick();
                 continue;
@@ -180,14 +175,7 @@ impl Engine {
                 self.handle(incoming);
                 continue;
             }
-            let wake = self
-                .waiters
-                .next_deadline()
-                .into_iter()
-                .chain(early)
-                .chain(self.sends.next_deadline())
-                .min()
-                .map(|d| d.saturating_duration_since(Instant::now()));
+            let wake = self.next_deadline(early);
             select! {
                 recv(bell) -> _ => {}
                 recv(ticker) -> _ => self.tick(),
@@ -205,6 +193,26 @@ impl Engine {
         }
         self.tick();
         self.sources
+    }
+
+    /// When an early tick is due: a report waits for its answer, or output waits to be read.
+    fn early_tick(&self) -> Option<Instant> {
+        self.report_due
+            .into_iter()
+            .chain(panes::output_due(&self.world))
+            .min()
+    }
+
+    /// How long the idle world thread may sleep: until the early tick, a waiter's deadline or a
+    /// send's next step, whichever is first (`None`: until the ticker).
+    fn next_deadline(&self, early: Option<Instant>) -> Option<Duration> {
+        self.waiters
+            .next_deadline()
+            .into_iter()
+            .chain(early)
+            .chain(self.sends.next_deadline())
+            .min()
+            .map(|d| d.saturating_duration_since(Instant::now()))
     }
 
     /// A probe found the release of the executable at `path`: the panes running it learn it.
@@ -253,10 +261,7 @@ impl Engine {
                 self.sends.start(id, peer, p, state, queues);
                 return;
             }
-            R::PaneDrive(p) => {
-                self.sends.drive(p.pane, peer.clone());
-                encode(Ok(Ack {}))
-            }
+            R::PaneDrive(p) => encode(self.sends.drive(p.pane, peer.clone()).map(|()| Ack {})),
             R::PaneTyped(t) => {
                 let world = &self.world;
                 self.sends

@@ -4,9 +4,12 @@
 //! own. A connection whose next request is a hook report (`report.*`) is served first: an
 //! agent's hook must never wait behind a board's listing (a connection's own requests keep
 //! their order). A request whose connection is gone (closed, or
-//! dropped as too slow) is discarded instead of worked off. How many requests one connection may
-//! have waiting is bounded by its reader (`peer::IN_FLIGHT`), not here. Touches no I/O.
+//! dropped as too slow) is discarded instead of worked off, and a connection whose answers wait
+//! unread past `peer::MAX_UNSENT` is passed over until its client reads (back-pressure: the server
+//! does not produce what nobody reads). How many requests one connection may have waiting is
+//! bounded by its reader (`peer::IN_FLIGHT`), not here. Touches no I/O.
 
+use crate::peer::MAX_UNSENT;
 use crate::protocol::{Request, WireError};
 use crate::server::conn::Incoming;
 use crossbeam_channel::{Receiver, Sender, bounded};
@@ -39,7 +42,7 @@ struct Inner {
     ring: VecDeque<ConnId>,
     /// Urgent turns served since the last ordinary one.
     urgent_in_a_row: u32,
-    /// The world thread has stopped serving: every request is answered `stopping` at once.
+    /// The world thread has stopped: nothing is taken any more.
     shut: bool,
 }
 
@@ -90,15 +93,18 @@ impl Queues {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Queues `incoming` from connection `conn`, and rings. Once the queues are shut it is
-    /// answered `stopping` instead.
-    pub fn push(&self, conn: ConnId, incoming: Incoming) {
+    /// The bell, for a connection's writer to ring when it has room again.
+    pub fn bell(&self) -> Sender<()> {
+        self.bell.clone()
+    }
+
+    /// Queues `incoming` from connection `conn`, and rings; false once the queues are shut (the
+    /// caller then closes the connection, so its client's call fails at once).
+    pub fn push(&self, conn: ConnId, incoming: Incoming) -> bool {
         {
             let mut inner = self.lock();
             if inner.shut {
-                drop(inner);
-                stopping(incoming);
-                return;
+                return false;
             }
             let queue = inner.conns.entry(conn).or_default();
             queue.push_back(incoming);
@@ -107,10 +113,11 @@ impl Queues {
             }
         }
         let _ = self.bell.try_send(());
+        true
     }
 
-    /// The world thread stops serving: what waits, and whatever arrives later, is answered
-    /// `stopping` — a pane source's last call fails at once and it cleans up (its tmux options).
+    /// The world thread stops serving: what waits is answered `stopping`, and whatever arrives
+    /// later is refused (`push`) — a pane source's last call fails at once and it cleans up.
     pub fn shut(&self) {
         let waiting: Vec<Incoming> = {
             let mut inner = self.lock();
@@ -135,22 +142,38 @@ impl Queues {
     /// requests keep their order. Requests of connections that are gone are discarded.
     pub fn next(&self) -> Option<Incoming> {
         let mut inner = self.lock();
+        // Connections passed over because their answers wait unread (back-pressure): each is
+        // looked at once per call, so a call ends when only such connections are left.
+        let mut full = 0;
         loop {
             let urgent = !inner.urgent.is_empty()
-                && (inner.urgent_in_a_row < REPORTS_IN_A_ROW || inner.ring.is_empty());
+                && (inner.urgent_in_a_row < REPORTS_IN_A_ROW || inner.ring.len() <= full);
             let conn = if urgent {
                 inner.urgent_in_a_row += 1;
                 inner.urgent.pop_front()?
             } else {
                 inner.urgent_in_a_row = 0;
+                if inner.ring.len() <= full {
+                    return None;
+                }
                 inner.ring.pop_front()?
             };
-            let Some(incoming) = inner.conns.get_mut(&conn).and_then(VecDeque::pop_front) else {
+            let Some(queue) = inner.conns.get_mut(&conn) else {
+                continue;
+            };
+            let Some(incoming) = queue.pop_front() else {
                 inner.conns.remove(&conn);
                 continue;
             };
             if incoming.peer.is_gone() {
                 inner.conns.remove(&conn);
+                continue;
+            }
+            if !urgent && incoming.peer.unsent() >= MAX_UNSENT {
+                // Its writer rings the bell when the client has read enough.
+                queue.push_front(incoming);
+                inner.ring.push_back(conn);
+                full += 1;
                 continue;
             }
             inner.line_up(conn);
@@ -188,10 +211,10 @@ mod tests {
     fn connections_take_turns_reports_go_first_and_a_gone_connection_is_skipped() {
         let (queues, _bell) = Queues::new();
         let (a, b, c) = (ConnId::fresh(), ConnId::fresh(), ConnId::fresh());
-        let (pa, _wa, _) = peer::pair();
-        let (pb, _wb, _) = peer::pair();
-        let (pc, _wc, _) = peer::pair();
-        let (d, pd) = (ConnId::fresh(), peer::pair().0);
+        let (pa, _wa, _) = peer::pair(None);
+        let (pb, _wb, _) = peer::pair(None);
+        let (pc, _wc, _) = peer::pair(None);
+        let (d, pd) = (ConnId::fresh(), peer::pair(None).0);
         for n in 0..3 {
             queues.push(
                 a,
@@ -206,11 +229,11 @@ mod tests {
                 &pb,
             ),
         );
-        queues.push(b, incoming(&report.replace("r0", "r1"), &pb));
-        queues.push(c, incoming(r#"{"id":"c0","method":"pane.list"}"#, &pc));
-        queues.push(c, incoming(report, &pc));
+        assert!(queues.push(b, incoming(&report.replace("r0", "r1"), &pb)));
+        assert!(queues.push(c, incoming(r#"{"id":"c0","method":"pane.list"}"#, &pc)));
+        assert!(queues.push(c, incoming(report, &pc)));
         pc.set_gone();
-        queues.push(d, incoming(&report.replace("r0", "r2"), &pd));
+        assert!(queues.push(d, incoming(&report.replace("r0", "r2"), &pd)));
         let order: Vec<String> = std::iter::from_fn(|| queues.next())
             .map(|i| id(&i))
             .collect();
@@ -220,6 +243,26 @@ mod tests {
             [
                 r#""r2""#, r#""a0""#, r#""b0""#, r#""r1""#, r#""a1""#, r#""a2""#
             ]
+        );
+    }
+
+    #[test]
+    fn a_connection_whose_answers_wait_unread_is_passed_over() {
+        let (queues, _bell) = Queues::new();
+        let (a, b) = (ConnId::fresh(), ConnId::fresh());
+        let (pa, _wa, _) = peer::pair(None);
+        let (pb, _wb, _) = peer::pair(None);
+        // No writer runs: the big answer stays unsent.
+        assert!(pa.reply(
+            &crate::server::protocol::RequestId::null(),
+            Ok("x".repeat(MAX_UNSENT))
+        ));
+        assert!(queues.push(a, incoming(r#"{"id":"a0","method":"pane.list"}"#, &pa)));
+        assert!(queues.push(b, incoming(r#"{"id":"b0","method":"pane.list"}"#, &pb)));
+        assert_eq!(queues.next().map(|i| id(&i)).as_deref(), Some(r#""b0""#));
+        assert!(
+            queues.next().is_none(),
+            "a is served only once its client reads"
         );
     }
 }

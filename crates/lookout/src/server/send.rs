@@ -20,7 +20,7 @@ use crate::panes::{self, Liveness, PaneState};
 use crate::peer::Peer;
 use crate::protocol::params::{Keys, PaneSend};
 use crate::protocol::results::{Sent, Verdict};
-use crate::protocol::{RequestId, keys_line};
+use crate::protocol::{RequestId, WireError, keys_line};
 use bevy_ecs::world::World;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -83,14 +83,27 @@ pub struct Sends {
 }
 
 impl Sends {
-    /// `peer` types into `pane` from now on.
-    pub fn drive(&mut self, pane: String, peer: Peer) {
+    /// `peer` types into `pane` from now on — unless another live connection already does: a
+    /// second client must not receive text meant for a pane it does not own.
+    pub fn drive(&mut self, pane: String, peer: Peer) -> Result<(), WireError> {
+        if let Some(driver) = self.drivers.get(&pane)
+            && !driver.is_gone()
+            && !driver.same(&peer)
+        {
+            return Err(WireError::new(
+                "pane_driven",
+                format!(
+                    "pane `{pane}` is already driven by another live connection (its source); it drives it until that connection closes"
+                ),
+            ));
+        }
         self.drivers.insert(pane.clone(), peer);
         for i in 0..self.active.len() {
             if self.active[i].request.pane == pane {
                 self.begin(i);
             }
         }
+        Ok(())
     }
 
     /// Starts a send; `state` is the pane's state now (`None`: no such pane), `queues` whether its
@@ -132,7 +145,7 @@ impl Sends {
 
     /// Types the text of send `i` (or goes straight to Enter for none) once its pane has a driver.
     fn begin(&mut self, i: usize) {
-        self.drivers.retain(|_, p| !p.is_dropped());
+        self.drivers.retain(|_, p| !p.is_gone());
         let s = &self.active[i];
         if !matches!(s.phase, Phase::Driverless(_)) || !self.drivers.contains_key(&s.request.pane) {
             return;

@@ -122,6 +122,20 @@ impl Store {
     pub fn open(path: &Path) -> Result<Store, StoreError> {
         // Never through a planted symlink: the file must be the one at this path.
         let flags = rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+        // Created 0600 before SQLite opens it: it holds every pane's history, and SQLite gives the
+        // WAL and shared-memory files the database file's mode.
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let created = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(nix::fcntl::OFlag::O_NOFOLLOW.bits())
+                .open(path);
+            // An existing file is kept as it is; any other failure (a planted symlink) is
+            // SQLite's to report, on the open below.
+            drop(created);
+        }
         let conn = Connection::open_with_flags(path, flags).map_err(ctx("open"))?;
         Store::init(conn)
     }

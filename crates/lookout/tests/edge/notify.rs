@@ -767,3 +767,16 @@ fn a_queued_follow_up_gives_one_done_notification() {
     }
     assert_eq!(lines(&out)[0]["trigger"], "done");
 }
+
+/// A FIFO where the settings file should be: the server starts and serves (it hung before it
+/// could bind, without a log line) and the settings are refused as not a regular file.
+#[test]
+fn a_fifo_settings_file_never_hangs_the_server() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("config/lookout/config.toml");
+    std::fs::create_dir_all(file.parent().expect("dir")).expect("mkdir");
+    nix::unistd::mkfifo(&file, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    let served = Served::start_in(dir.path(), 50);
+    let info = served.client().call_raw("server.info", json!({}));
+    assert!(info.is_ok(), "{info:?}");
+}

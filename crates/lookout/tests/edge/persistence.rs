@@ -196,3 +196,25 @@ fn kill_9_mid_load_loses_at_most_the_tick_in_flight() {
         panes.len()
     );
 }
+
+/// The database and its WAL and shared-memory files hold every pane's history: created 0600
+/// whatever the umask (they were 0644).
+#[test]
+fn the_database_and_its_wal_are_private() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 50);
+    let mut c = s.client();
+    c.call_raw(
+        "pane.open",
+        serde_json::json!({"pane": "p", "rows": 24, "cols": 80}),
+    )
+    .expect("open");
+    let wal = dir.path().join("lookout.db-wal");
+    let shm = dir.path().join("lookout.db-shm");
+    crate::support::wait_until("the WAL", || wal.exists() && shm.exists(), String::new);
+    for file in [&s.db, &wal, &shm] {
+        let mode = std::fs::metadata(file).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "{} is {mode:o}", file.display());
+    }
+}

@@ -567,3 +567,23 @@ fn send_and_wait_fifty_times_in_a_row_never_misses_a_turn() {
         ready(&s, "quick");
     }
 }
+
+/// A second client cannot claim a pane another live connection drives (it would receive the
+/// text meant for the pane); once the first connection closes, it can.
+#[test]
+fn a_second_client_cannot_take_over_a_driven_pane() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 100);
+    let drive = r#"{"id":1,"method":"pane.drive","params":{"pane":"p"}}"#;
+    let mut first = s.raw();
+    assert!(first.ask(drive)["error"].is_null());
+    let mut second = s.raw();
+    let refused = second.ask(drive);
+    assert_eq!(refused["error"]["code"], "pane_driven", "{refused}");
+    drop(first);
+    wait_until(
+        "the pane free to drive once its driver closed",
+        || second.ask(drive)["error"].is_null(),
+        String::new,
+    );
+}
