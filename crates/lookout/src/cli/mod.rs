@@ -28,7 +28,7 @@ mod service;
 mod status;
 mod tmux;
 mod wait;
-mod watch;
+pub(crate) mod watch;
 
 /// lookout: which of your AI coding agents is working, blocked, done or idle.
 #[derive(Debug, Parser)]
