@@ -54,7 +54,7 @@ type Restored = Arc<Mutex<Vec<Restore>>>;
 
 #[derive(Debug)]
 enum Restore {
-    Blocked(PaneState),
+    Blocked(Box<PaneState>),
     Closed(String),
 }
 
@@ -99,7 +99,7 @@ impl Notifier {
     /// A pane was opened with its stored state (a restart): a blocked one's reminders resume.
     pub fn restored(&self, state: PaneState) {
         if let Ok(mut r) = self.restored.lock() {
-            r.push(Restore::Blocked(state));
+            r.push(Restore::Blocked(Box::new(state)));
         }
     }
 
@@ -283,7 +283,7 @@ impl Worker {
         for restore in restored.unwrap_or_default() {
             match restore {
                 Restore::Blocked(state) if state.lifecycle == LifecycleState::Blocked => {
-                    self.timers.resumed(state);
+                    self.timers.resumed(*state);
                 }
                 Restore::Blocked(_) => {}
                 Restore::Closed(pane) => self.timers.ended(&pane),

@@ -682,5 +682,9 @@ fn stuck_reminders_resume_after_a_restart() {
         || lines(&out).len() == 2,
         || format!("{:?}", lines(&out)),
     );
-    assert!(lines(&out).iter().all(|l| l["trigger"] == "stuck" && l["pane"] == "s"));
+    assert!(
+        lines(&out)
+            .iter()
+            .all(|l| l["trigger"] == "stuck" && l["pane"] == "s")
+    );
 }
