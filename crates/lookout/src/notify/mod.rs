@@ -1,6 +1,6 @@
 //! Notifications (see docs/notify.md): the server's events in, one notification per transition into a
 //! notified state out, through the sinks of the settings file — never for a pane the person is
-//! looking at, with reminders for a pane left blocked, and never twice for one event (the last
+//! looking at, with reminders for a pane left blocked (resumed after a restart), and never twice for one event (the last
 //! event handled is kept in the state directory, so a restart does not repeat it). A `done` waits
 //! a moment: an agent that takes up a queued follow-up goes on, and only that turn's end counts.
 //!
@@ -12,6 +12,7 @@
 mod pool;
 pub mod settings;
 mod sinks;
+mod timers;
 
 use crate::components::LifecycleState;
 use crate::event::{Change, Event};
@@ -49,6 +50,15 @@ type Typed = Arc<Mutex<HashMap<String, Instant>>>;
 /// run`) or a board's (no pane), most recent last.
 type Listeners = Arc<Mutex<Vec<(Option<String>, Peer)>>>;
 
+/// Panes restored blocked after a restart (their reminders resume), and panes closed (theirs end).
+type Restored = Arc<Mutex<Vec<Restore>>>;
+
+#[derive(Debug)]
+enum Restore {
+    Blocked(Box<PaneState>),
+    Closed(String),
+}
+
 /// The tick's end of the notifier.
 #[derive(Debug, Clone)]
 pub struct Notifier {
@@ -56,6 +66,7 @@ pub struct Notifier {
     reload: Arc<AtomicBool>,
     typed: Typed,
     listeners: Listeners,
+    restored: Restored,
 }
 
 impl Notifier {
@@ -86,6 +97,20 @@ impl Notifier {
         self.listeners.lock().map_or(0, |l| l.len())
     }
 
+    /// A pane was opened with its stored state (a restart): a blocked one's reminders resume.
+    pub fn restored(&self, state: PaneState) {
+        if let Ok(mut r) = self.restored.lock() {
+            r.push(Restore::Blocked(Box::new(state)));
+        }
+    }
+
+    /// A pane was closed: no more reminders for it.
+    pub fn closed(&self, pane: &str) {
+        if let Ok(mut r) = self.restored.lock() {
+            r.push(Restore::Closed(pane.to_owned()));
+        }
+    }
+
     /// The person typed into `pane`: it is in view for a few seconds.
     pub fn typed(&self, pane: &str) {
         if let Ok(mut typed) = self.typed.lock() {
@@ -102,14 +127,16 @@ pub fn start(config: Option<PathBuf>, state_dir: PathBuf) -> std::io::Result<Not
     let reload = Arc::new(AtomicBool::new(true));
     let typed = Typed::default();
     let listeners = Listeners::default();
+    let restored = Restored::default();
     let mut worker = Worker {
+        restored: restored.clone(),
+        timers: timers::Timers::load(state_dir.join("stuck.json")),
         typed: typed.clone(),
         listeners: listeners.clone(),
         config,
         mark: state_dir.join("notified-seq"),
         settings: Settings::default(),
         loaded: None,
-        blocked: HashMap::new(),
         done: HashMap::new(),
         reload: reload.clone(),
     };
@@ -121,14 +148,8 @@ pub fn start(config: Option<PathBuf>, state_dir: PathBuf) -> std::io::Result<Not
         reload,
         typed,
         listeners,
+        restored,
     })
-}
-
-/// A pane that is blocked: since when, its last state, and how many reminders went out.
-struct Blocked {
-    since: Instant,
-    state: PaneState,
-    reminders: u32,
 }
 
 struct Worker {
@@ -137,7 +158,9 @@ struct Worker {
     settings: Settings,
     /// The settings file's modification time when last read.
     loaded: Option<Option<SystemTime>>,
-    blocked: HashMap<String, Blocked>,
+    /// The `stuck` reminders' timers (kept on disk across restarts).
+    timers: timers::Timers,
+    restored: Restored,
     /// `done` notifications waiting out [`DONE_GRACE`]: pane → (due, event, state).
     done: HashMap<String, (Instant, Event, PaneState)>,
     reload: Arc<AtomicBool>,
@@ -233,16 +256,9 @@ impl Worker {
         };
         let Some(state) = state else { return };
         if to == LifecycleState::Blocked {
-            self.blocked.insert(
-                state.pane.clone(),
-                Blocked {
-                    since: Instant::now(),
-                    state: state.clone(),
-                    reminders: 0,
-                },
-            );
+            self.timers.blocked(state.clone());
         } else {
-            self.blocked.remove(&state.pane);
+            self.timers.ended(&state.pane);
         }
         match to {
             LifecycleState::Done => {
@@ -264,6 +280,16 @@ impl Worker {
 
     /// Reminders for panes left blocked: at `stuck_after`, and once more at three times it.
     fn remind(&mut self) {
+        let restored = self.restored.lock().map(|mut r| std::mem::take(&mut *r));
+        for restore in restored.unwrap_or_default() {
+            match restore {
+                Restore::Blocked(state) if state.lifecycle == LifecycleState::Blocked => {
+                    self.timers.resumed(*state);
+                }
+                Restore::Blocked(_) => {}
+                Restore::Closed(pane) => self.timers.ended(&pane),
+            }
+        }
         let rules: Vec<Rule> = self
             .settings
             .notify
@@ -274,18 +300,7 @@ impl Worker {
         let Some(first) = rules.iter().map(|r| r.stuck_after).min() else {
             return;
         };
-        let due: Vec<PaneState> = self
-            .blocked
-            .values_mut()
-            .filter_map(|b| {
-                let next = first * if b.reminders == 0 { 1 } else { 3 };
-                (b.reminders < 2 && b.since.elapsed() >= next).then(|| {
-                    b.reminders += 1;
-                    b.state.clone()
-                })
-            })
-            .collect();
-        for state in due {
+        for state in self.timers.due(first) {
             let body = sinks::body(None, &state, "stuck");
             self.notify(Trigger::Stuck, &state, &body);
         }

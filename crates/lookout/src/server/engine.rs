@@ -393,24 +393,31 @@ impl Engine {
             }
             None => None,
         };
-        panes::open_pane(
+        let restored = restore.is_some();
+        let opened = panes::open_pane(
             &mut self.world,
             &open.pane,
             open.rows,
             open.cols,
             open.kind.as_deref(),
             restore,
-        )
-        .map(|_| Opened {
-            pane: open.pane.clone(),
-        })
-        .map_err(|e| match e {
-            panes::OpenError::Exists => WireError::new(
-                "pane_exists",
-                format!("pane `{}` is already open", open.pane),
-            ),
-            panes::OpenError::Size(e) => WireError::size("pane.open", e),
-        })
+        );
+        if let (true, Ok(_), Some(notifier)) = (restored, &opened, &self.notifier)
+            && let Ok(state) = panes::state(&self.world, &open.pane)
+        {
+            notifier.restored(state);
+        }
+        opened
+            .map(|_| Opened {
+                pane: open.pane.clone(),
+            })
+            .map_err(|e| match e {
+                panes::OpenError::Exists => WireError::new(
+                    "pane_exists",
+                    format!("pane `{}` is already open", open.pane),
+                ),
+                panes::OpenError::Size(e) => WireError::size("pane.open", e),
+            })
     }
 
     fn close(&mut self, pane: &str) -> Result<Ack, WireError> {
@@ -420,6 +427,9 @@ impl Engine {
         }
         self.waiters.pane_closed(pane);
         self.sends.pane_closed(pane);
+        if let Some(notifier) = &self.notifier {
+            notifier.closed(pane);
+        }
         if let Some(fleet) = &mut self.fleet {
             fleet.closed(pane);
         }

@@ -254,7 +254,7 @@ mod tests {
         let (pb, _wb, _) = peer::pair(None);
         // No writer runs: the big answer stays unsent.
         assert!(pa.reply(
-            &crate::server::protocol::RequestId::null(),
+            &crate::protocol::RequestId::null(),
             Ok("x".repeat(MAX_UNSENT))
         ));
         assert!(queues.push(a, incoming(r#"{"id":"a0","method":"pane.list"}"#, &pa)));

@@ -780,3 +780,51 @@ fn a_fifo_settings_file_never_hangs_the_server() {
     let info = served.client().call_raw("server.info", json!({}));
     assert!(info.is_ok(), "{info:?}");
 }
+
+/// A pane blocked before the server was killed (`kill -9`) and restored blocked after it still
+/// gets its `stuck` reminders — each once, counted from when it became blocked.
+#[test]
+fn stuck_reminders_resume_after_a_restart() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("stuck.jsonl");
+    settings(
+        dir.path(),
+        &exec_to(&out, "[\"stuck\"]", "stuck_after = \"2s\""),
+    );
+    let mut served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    agent(&mut client, "s");
+    report(&mut client, "s", 1, "blocked");
+    let blocked_at = Instant::now();
+    wait_until(
+        "blocked",
+        || {
+            client
+                .call_raw("agent.get", json!({"pane": "s"}))
+                .is_ok_and(|p| p["lifecycle"] == "blocked")
+        },
+        String::new,
+    );
+    served.kill9();
+    assert!(lines(&out).is_empty(), "no reminder before the restart");
+    let served = Served::start_in(dir.path(), 50);
+    let mut client = served.client();
+    // The pane's source opens it again: it resumes blocked from the database.
+    agent(&mut client, "s");
+    wait_until(
+        "the first reminder after the restart",
+        || lines(&out).len() == 1,
+        || format!("{:?}", lines(&out)),
+    );
+    assert!(blocked_at.elapsed() >= Duration::from_secs(2));
+    wait_until(
+        "the second reminder",
+        || lines(&out).len() == 2,
+        || format!("{:?}", lines(&out)),
+    );
+    assert!(
+        lines(&out)
+            .iter()
+            .all(|l| l["trigger"] == "stuck" && l["pane"] == "s")
+    );
+}

@@ -13,6 +13,7 @@
 
 pub mod demo;
 mod fleet;
+mod input;
 pub mod render;
 
 use crate::cli::daemon;
@@ -22,10 +23,11 @@ use crate::printable::printable;
 use crate::protocol::params::{AgentExplain, PaneSeen};
 use crate::pty::terminal::{self, RawModeGuard, WindowSize};
 use crate::pty::tmux::{Socket, Tmux};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+use input::{Wake, events, keys, notes, signals};
 use render::View;
 use std::collections::HashMap;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime};
@@ -300,15 +302,6 @@ pub fn jump(pane: &str) -> Result<(), String> {
     Tmux::new(socket).jump(id).map_err(|e| e.to_string())
 }
 
-/// What wakes the board.
-enum Wake {
-    Keys(Vec<u8>),
-    Changed,
-    /// A desktop notification for the board's terminal to show.
-    Notify(Vec<u8>),
-    Quit,
-}
-
 /// The alternate screen and raw mode, left on every way out (return, error, panic unwinding).
 struct Screen {
     _raw: Option<RawModeGuard>,
@@ -408,93 +401,4 @@ fn on_keys(bytes: &[u8], board: &mut Board) -> bool {
         i += 1;
     }
     true
-}
-
-fn keys(tx: Sender<Wake>) {
-    let _ = std::thread::Builder::new()
-        .name("lookout-keys".into())
-        .spawn(move || {
-            let mut buf = [0u8; 256];
-            let mut stdin = std::io::stdin();
-            loop {
-                match stdin.read(&mut buf) {
-                    Ok(0) | Err(_) => {
-                        // No keyboard (stdin closed): the board still runs until signalled.
-                        return;
-                    }
-                    Ok(n) => {
-                        if tx.send(Wake::Keys(buf[..n].to_vec())).is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-}
-
-/// Every event wakes the board; a lost subscription is retried each second.
-fn events(socket: &Path, tx: Sender<Wake>) {
-    let socket = socket.to_path_buf();
-    let _ = std::thread::Builder::new()
-        .name("lookout-events".into())
-        .spawn(move || {
-            loop {
-                if let Ok(Ok((_, _, events))) = Client::connect(&socket).map(Client::subscribe) {
-                    for _ in events {
-                        if tx.send(Wake::Changed).is_err() {
-                            return;
-                        }
-                    }
-                }
-                std::thread::sleep(Duration::from_secs(1));
-            }
-        });
-}
-
-/// The `terminal` sink's notifications that fall to a board, as escape sequences for its terminal;
-/// a lost connection is retried each second.
-fn notes(socket: &Path, tx: Sender<Wake>) {
-    let socket = socket.to_path_buf();
-    let in_tmux = std::env::var_os("TMUX").is_some_and(|t| !t.is_empty());
-    let _ = std::thread::Builder::new()
-        .name("lookout-notes".into())
-        .spawn(move || {
-            loop {
-                if let Ok(Ok(notes)) = Client::connect(&socket).map(|c| c.listen(None)) {
-                    for note in notes.flatten() {
-                        let osc = note["osc"].as_u64().and_then(|o| u16::try_from(o).ok());
-                        let bytes = terminal::desktop_notification(
-                            osc.unwrap_or(9),
-                            note["title"].as_str().unwrap_or("lookout"),
-                            note["text"].as_str().unwrap_or(""),
-                            in_tmux,
-                        );
-                        if tx.send(Wake::Notify(bytes)).is_err() {
-                            return;
-                        }
-                    }
-                }
-                std::thread::sleep(Duration::from_secs(1));
-            }
-        });
-}
-
-fn signals(tx: Sender<Wake>) -> anyhow::Result<()> {
-    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGWINCH};
-    let mut signals = signal_hook::iterator::Signals::new([SIGWINCH, SIGINT, SIGTERM, SIGHUP])?;
-    std::thread::Builder::new()
-        .name("lookout-signals".into())
-        .spawn(move || {
-            for signal in signals.forever() {
-                let wake = if signal == SIGWINCH {
-                    Wake::Changed
-                } else {
-                    Wake::Quit
-                };
-                if tx.send(wake).is_err() {
-                    return;
-                }
-            }
-        })?;
-    Ok(())
 }

@@ -201,7 +201,7 @@ fn clip(text: &str, width: usize) -> String {
 
 /// `12s`, `3m`, `2h`, `4d` since an RFC 3339 time; `?` when it cannot be read.
 pub fn since(rfc3339: &str, now: SystemTime) -> String {
-    let Some(then) = parse_rfc3339(rfc3339) else {
+    let Some(then) = crate::event::parse_rfc3339(rfc3339) else {
         return "?".into();
     };
     age(now.duration_since(then).unwrap_or(Duration::ZERO))
@@ -217,33 +217,11 @@ pub fn age(d: Duration) -> String {
     }
 }
 
-/// Reads `YYYY-MM-DDTHH:MM:SS[.fff]Z` (the only shape the wire uses).
-pub fn parse_rfc3339(text: &str) -> Option<SystemTime> {
-    let text = text.strip_suffix('Z')?;
-    let (date, time) = text.split_once('T')?;
-    let mut d = date.splitn(3, '-').map(|p| p.parse::<i64>().ok());
-    let (y, m, day) = (d.next()??, d.next()??, d.next()??);
-    let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
-    let mut t = hms.splitn(3, ':').map(|p| p.parse::<u64>().ok());
-    let (h, min, s) = (t.next()??, t.next()??, t.next()??);
-    let millis: u64 = format!("{frac:0<3}").get(..3)?.parse().ok()?;
-    // Days from the civil date (Howard Hinnant's algorithm), valid for the proleptic Gregorian calendar.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = u64::try_from(era * 146_097 + doe - 719_468).ok()?;
-    let secs = days * 86_400 + h * 3600 + min * 60 + s;
-    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(secs) + Duration::from_millis(millis))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::components::LifecycleState;
-    use crate::event::rfc3339;
+    use crate::event::{parse_rfc3339, rfc3339};
 
     fn pane(id: &str, lifecycle: LifecycleState, input: bool, unread: bool) -> PaneState {
         PaneState {
