@@ -11,8 +11,9 @@ use std::io;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// The `list-panes` format: one tab-separated line per pane, the title last because it may hold tabs.
-const FORMAT: &str = "#{pid}\t#{pane_id}\t#{window_id}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}\t\
+/// The `list-panes` format: one tab-separated line per pane, the title last because it may hold tabs
+/// (no single quote: the control client sends it quoted).
+pub const FORMAT: &str = "#{pid}\t#{pane_id}\t#{window_id}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}\t\
                       #{alternate_on}\t#{cursor_x}\t#{cursor_y}\t#{pane_width}\t#{pane_height}\t#{pane_title}";
 
 /// What `list-panes` says about one pane.
@@ -209,7 +210,8 @@ impl Tmux {
         &self.socket
     }
 
-    fn run(&self, args: &[&str]) -> Result<Output, TmuxError> {
+    /// Runs one tmux command in a process of its own.
+    pub fn run(&self, args: &[&str]) -> Result<Output, TmuxError> {
         let output = self
             .socket
             .command()
@@ -265,18 +267,6 @@ impl Tmux {
             }),
             _ => Ok(panes),
         }
-    }
-
-    /// The panes attached clients are looking at: the active pane of each client's window.
-    pub fn focused_panes(&self) -> Vec<String> {
-        self.run(&["list-clients", "-F", "#{pane_id}"])
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
     }
 
     /// Where each pane is, as a person names it: `%3` → (`work:1.0`, the window's name).

@@ -361,3 +361,139 @@ fn a_capture_carries_the_title_of_its_moment() {
     );
     assert!(ours.capture("%999").is_err(), "a pane that is not there");
 }
+
+/// The lines tmux's message log holds for the commands the tmux source runs each round: tmux
+/// records every command any client runs there, read back with a control client of the test's
+/// own. (`list-clients` is left out: that client's coming and going is a change of what people
+/// look at, which the source reads once per change.)
+fn source_commands_logged(tmux: &Tmux) -> Vec<String> {
+    let mut child = Command::new("tmux")
+        .args([
+            "-L",
+            &tmux.name,
+            "-C",
+            "attach-session",
+            "-f",
+            "ignore-size",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run tmux -C");
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write as _;
+        stdin
+            .write_all(b"show-messages\n")
+            .expect("write to tmux -C");
+    }
+    let out = child.wait_with_output().expect("tmux -C");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            ["list-panes", "capture-pane", "display-message"]
+                .iter()
+                .any(|c| l.contains(&format!("command: {c}")))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Watching a tmux server whose pane keeps printing writes nothing to tmux's message log once
+/// the pane is open: the source streams what panes print rather than running commands each round
+/// (a round of `list-panes` and a `capture-pane` per pane filled the log, pushing the user's
+/// messages out).
+#[test]
+fn watching_keeps_tmux_message_log_free_of_polling() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = format!("lookout-quiet-{}", std::process::id());
+    let (tmux, pane) = Tmux::start(
+        &name,
+        80,
+        10,
+        &[],
+        "i=0; while :; do printf '\\rtick %s ' $i; i=$((i+1)); sleep 0.05; done",
+    );
+    let served = Served::start_in(dir.path(), 100);
+    attach(&served, &name, false);
+    let id = format!("tmux:{name}:{pane}");
+    wait_until(
+        "the pane",
+        || state(&served, &id).is_some(),
+        || describe(&served, &tmux, &pane),
+    );
+    let rounds = || {
+        served
+            .client()
+            .call_raw("source.list", json!({}))
+            .expect("source.list")["sources"][0]["rounds"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    let before = source_commands_logged(&tmux);
+    let start = rounds();
+    wait_until(
+        "six more rounds",
+        || rounds() >= start + 6,
+        || format!("{} rounds", rounds()),
+    );
+    let after = source_commands_logged(&tmux);
+    assert_eq!(
+        after.len(),
+        before.len(),
+        "the source's commands reached tmux's message log while it watched a printing pane: {:?}",
+        (&before, &after)
+    );
+}
+
+/// A session made after the source started is watched too (tmux streams a session's panes only
+/// to clients attached to it): its agent's dialog reads blocked.
+#[test]
+fn a_session_made_later_is_streamed_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let name = format!("lookout-later-{}", std::process::id());
+    let (tmux, _first) = start_tmux(&name, &bin);
+    let served = Served::start_in(dir.path(), 100);
+    attach(&served, &name, false);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shell = format!("env PATH={path} PS1='$ ' bash --norc --noprofile");
+    let pane = tmux
+        .run(&[
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &shell,
+        ])
+        .trim()
+        .to_owned();
+    let id = format!("tmux:{name}:{pane}");
+    tmux.type_line(&pane, "claude");
+    let is = |lifecycle: &str| {
+        state(&served, &id)
+            .is_some_and(|s| s.kind.as_deref() == Some("claude") && s.lifecycle.name() == lifecycle)
+    };
+    wait_until("idle", || is("idle"), || describe(&served, &tmux, &pane));
+    tmux.type_line(&pane, "b");
+    wait_until(
+        "blocked",
+        || is("blocked"),
+        || describe(&served, &tmux, &pane),
+    );
+    tmux.type_line(&pane, "w");
+    wait_until(
+        "working",
+        || is("working"),
+        || describe(&served, &tmux, &pane),
+    );
+}
