@@ -497,3 +497,110 @@ fn a_session_made_later_is_streamed_too() {
         || describe(&served, &tmux, &pane),
     );
 }
+
+/// A tmux server of the same socket name as `tmux`'s in directory `tmpdir` (its `TMUX_TMPDIR`);
+/// killed when dropped.
+struct Twin {
+    name: String,
+    tmpdir: std::path::PathBuf,
+}
+
+impl Twin {
+    fn command(&self) -> Command {
+        let mut cmd = Command::new("tmux");
+        cmd.env("TMUX_TMPDIR", &self.tmpdir)
+            .args(["-L", &self.name]);
+        cmd
+    }
+}
+
+impl Drop for Twin {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").output();
+    }
+}
+
+/// Two tmux servers of one socket name in different directories (`TMUX_TMPDIR`) keep their own
+/// panes (both were `tmux:NAME:%0`, so one server's pane showed the other's), and `lookout tmux
+/// --stop` stops watching one of them: its panes leave, the other's stay.
+#[test]
+fn two_tmux_servers_of_one_name_keep_their_panes_apart_and_one_can_be_left() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = format!("lookout-twin-{}", std::process::id());
+    let (_tmux, _pane) = Tmux::start(&name, 80, 10, &[], "sh");
+    let tmpdir = tempfile::Builder::new()
+        .prefix("lk-twin-")
+        .tempdir_in("/tmp")
+        .expect("tmpdir");
+    let twin = Twin {
+        name: name.clone(),
+        tmpdir: tmpdir.path().to_path_buf(),
+    };
+    let started = twin
+        .command()
+        .args([
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            "10",
+            "sh",
+        ])
+        .status()
+        .expect("start the twin");
+    assert!(started.success());
+    let served = Served::start_in(dir.path(), 100);
+    attach(&served, &name, false);
+    let lookout_tmux = |extra: &[&str]| {
+        let out = served
+            .command(&["tmux", "--socket-name", &name])
+            .args(extra)
+            .arg("--server-socket")
+            .arg(&served.socket)
+            .env("TMUX_TMPDIR", tmpdir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run lookout tmux");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    lookout_tmux(&[]);
+    let ours = || -> Vec<String> {
+        let (_, panes) = panes(&mut served.client()).expect("pane.list");
+        let mut ids: Vec<String> = panes
+            .into_iter()
+            .map(|p| p.pane)
+            .filter(|p| p.starts_with(&format!("tmux:{name}")))
+            .collect();
+        ids.sort();
+        ids
+    };
+    wait_until(
+        "a pane of each server, under two ids",
+        || ours().len() == 2,
+        || format!("{:?}", ours()),
+    );
+    let plain = format!("tmux:{name}:%0");
+    assert!(ours().contains(&plain), "{:?}", ours());
+    lookout_tmux(&["--stop"]);
+    wait_until(
+        "only the first server's pane",
+        || ours() == [plain.clone()],
+        || format!("{:?}", ours()),
+    );
+    let sources = served
+        .client()
+        .call_raw("source.list", json!({}))
+        .expect("source.list");
+    assert_eq!(
+        sources["sources"].as_array().map_or(0, Vec::len),
+        1,
+        "{sources}"
+    );
+}

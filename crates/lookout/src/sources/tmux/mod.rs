@@ -39,6 +39,8 @@ const GATHER: Duration = Duration::from_millis(15);
 pub struct Control {
     /// Stop (the server is stopping).
     pub stop: Arc<AtomicBool>,
+    /// Close every pane and end (the tmux server is no longer to be watched).
+    pub close: Arc<AtomicBool>,
     /// Start writing options.
     pub options_on: Arc<AtomicBool>,
     /// Rounds completed, counted by the source.
@@ -235,7 +237,9 @@ impl PaneSource for TmuxSource {
         } else if self.watch.hub().wait(due) && Instant::now() < due {
             std::thread::sleep(GATHER);
         }
-        if self.control.stop.load(Ordering::Relaxed) {
+        if self.control.close.load(Ordering::Relaxed) {
+            Next::Ended
+        } else if self.control.stop.load(Ordering::Relaxed) {
             Next::Stop
         } else {
             Next::Round
