@@ -102,6 +102,12 @@ pub trait PaneSource {
         None
     }
 
+    /// How often the foreground process of a pane that printed nothing is looked for in `/proc`
+    /// (a program starting or ending prints something); `None` (the default): every round.
+    fn quiet_probe(&self) -> Option<std::time::Duration> {
+        None
+    }
+
     /// Whether the next wake should be a whole round even before it is due (panes came or went).
     fn wants_round(&mut self) -> bool {
         false

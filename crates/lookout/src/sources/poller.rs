@@ -39,6 +39,10 @@ struct Tracked {
     probe: Probe,
     /// The probe has looked once (its first look reports whatever is in charge).
     looked: bool,
+    /// When the probe last looked, and whether the pane printed since (a program starting or
+    /// ending prints: a quiet pane is probed only every [`Poller::quiet_probe`]).
+    probed_at: Option<Instant>,
+    printed: bool,
     /// Nothing fed yet on this connection: the first capture goes through whatever it is.
     fresh: bool,
     /// Opened on this connection.
@@ -300,6 +304,8 @@ impl<S: PaneSource> Poller<S> {
             capture: Vec::new(),
             probe: Probe::new(pane.root),
             looked: false,
+            probed_at: None,
+            printed: true,
             fresh: true,
             opened: false,
             process: pane
@@ -363,6 +369,7 @@ impl<S: PaneSource> Poller<S> {
         } else {
             Vec::new()
         };
+        tracked.printed |= !output.is_empty();
         if streams && !tracked.fresh {
             for chunk in output.chunks(FEED_CHUNK) {
                 self.call(&params::PaneFeed {
@@ -381,8 +388,18 @@ impl<S: PaneSource> Poller<S> {
         }
         if tracked.probe.root() != pane.root {
             tracked.probe = Probe::new(pane.root);
+            tracked.probed_at = None;
         }
-        self.probe(groups, pane, tracked)?;
+        let quiet_since = tracked.probed_at.map(|at| at.elapsed());
+        let due = match (self.source.quiet_probe(), quiet_since) {
+            (Some(every), Some(since)) => tracked.printed || since >= every,
+            _ => true,
+        };
+        if due {
+            self.probe(groups, pane, tracked)?;
+            tracked.probed_at = Some(Instant::now());
+            tracked.printed = false;
+        }
         tracked.listed = pane.clone();
         // A stream's screen is read again after a resize: the multiplexer reflowed it.
         Ok(tracked.fresh || !streams || resized)
@@ -432,6 +449,9 @@ impl<S: PaneSource> Poller<S> {
             if !live {
                 continue;
             }
+            if let Some(tracked) = self.panes.get_mut(&pane.pane) {
+                tracked.printed = true;
+            }
             for chunk in output.chunks(FEED_CHUNK) {
                 self.call(&params::PaneFeed {
                     pane: pane.pane.clone(),
@@ -449,6 +469,7 @@ impl<S: PaneSource> Poller<S> {
         capture: Vec<u8>,
     ) -> Result<(), ClientError> {
         if tracked.fresh || capture != tracked.capture {
+            tracked.printed = true;
             for chunk in capture.chunks(FEED_CHUNK) {
                 self.call(&params::PaneFeed {
                     pane: pane.pane.clone(),

@@ -604,3 +604,49 @@ fn two_tmux_servers_of_one_name_keep_their_panes_apart_and_one_can_be_left() {
         "{sources}"
     );
 }
+
+/// Panes captured through the source's control client: a pane gone since the listing is not
+/// captured, and each pane after it still gets its own screen (a failed command ends its line,
+/// so its answers must not be taken for the next pane's).
+#[test]
+fn a_gone_pane_in_a_capture_batch_leaves_the_others_their_screens() {
+    use lookout::sources::PaneSource;
+    let name = format!("lookout-gone-batch-{}", std::process::id());
+    let (tmux, first) = Tmux::start(&name, 60, 10, &[], "printf 'left pane\\n'; exec cat");
+    let split = [
+        "split-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "printf 'right pane\\n'; exec cat",
+    ];
+    let second = tmux.run(&split).trim().to_owned();
+    let source = std::cell::RefCell::new(lookout::sources::tmux::TmuxSource::new(
+        lookout::pty::tmux::Tmux::new(lookout::pty::tmux::Socket::Name(name.clone())),
+        false,
+        Default::default(),
+    ));
+    let listed = source.borrow_mut().list().expect("listed");
+    let find = |id: &str| listed.iter().find(|l| l.native == id).cloned();
+    let (Some(left), Some(right)) = (find(&first), find(&second)) else {
+        panic!("both panes listed: {listed:?}");
+    };
+    let mut gone = left.clone();
+    gone.native = "%999".into();
+    let text = |c: &Option<Vec<u8>>| c.as_ref().map(|c| String::from_utf8_lossy(c).into_owned());
+    wait_until(
+        "the left and right screens, and none for the gone pane",
+        || {
+            let c = source.borrow_mut().capture_many(&[&left, &gone, &right]);
+            text(&c[0]).is_some_and(|t| t.contains("left pane") && !t.contains("right pane"))
+                && c[1].is_none()
+                && text(&c[2]).is_some_and(|t| t.contains("right pane") && !t.contains("left"))
+        },
+        || {
+            format!(
+                "{:?}",
+                source.borrow_mut().capture_many(&[&left, &gone, &right])
+            )
+        },
+    );
+}

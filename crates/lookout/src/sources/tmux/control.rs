@@ -333,7 +333,18 @@ impl Reader {
                 }
                 self.screens.insert(pane, screen);
             }
-            Some(Pending::Screen(_)) | None => {}
+            Some(Pending::Screen(_)) => {
+                // A failed command ends its line (the pane is gone): its state is not answered.
+                let state = self
+                    .pending
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .pop_front();
+                if let Some(Pending::State(_, tx)) = state {
+                    let _ = tx.send(false);
+                }
+            }
+            None => {}
             Some(Pending::State(pane, tx)) => {
                 let screen = self.screens.remove(&pane);
                 let info = answer

@@ -30,6 +30,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use watch::{Listing, Watch};
 
+/// How often a streamed pane that printed nothing is probed in `/proc` (what prints is probed
+/// each round).
+const QUIET_PROBE: Duration = Duration::from_secs(5);
+
 /// How long output is gathered after it wakes the source, so a screen drawn in several writes is
 /// fed (and read) once.
 const GATHER: Duration = Duration::from_millis(15);
@@ -185,6 +189,10 @@ impl PaneSource for TmuxSource {
 
     fn pending(&mut self) -> Option<Vec<String>> {
         Some(self.watch.hub().lock().output.keys().cloned().collect())
+    }
+
+    fn quiet_probe(&self) -> Option<Duration> {
+        self.watch.streaming().then_some(QUIET_PROBE)
     }
 
     fn wants_round(&mut self) -> bool {

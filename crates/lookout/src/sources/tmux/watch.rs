@@ -192,8 +192,8 @@ impl Watch {
         }
     }
 
-    /// Names the client streaming each pane; captures each pane that changed hands. Returns every
-    /// pane once.
+    /// Names the client streaming each pane; captures each pane that changed hands (a new pane is
+    /// captured when the poller opens it). Returns every pane once.
     fn assign(&mut self, rows: Vec<(String, PaneInfo)>) -> Vec<PaneInfo> {
         let by_session: HashMap<&str, u64> =
             self.clients.iter().map(|c| (c.session(), c.id())).collect();
@@ -211,9 +211,10 @@ impl Watch {
         }
         let moved: Vec<String> = {
             let mut hub = self.hub.lock();
+            let known = |pane: &String| hub.owner.contains_key(pane) || self.unowned.contains(pane);
             let moved = owner
                 .iter()
-                .filter(|(pane, id)| hub.owner.get(*pane) != Some(id))
+                .filter(|(pane, id)| known(pane) && hub.owner.get(*pane) != Some(id))
                 .map(|(pane, _)| pane.clone())
                 .collect();
             hub.output.retain(|pane, _| seen.contains(pane));
