@@ -8,7 +8,8 @@
 //!
 //! Run: `cargo build --release -p lookout && cargo bench -p lookout --bench live`. The binary is
 //! `$LOOKOUT_BIN`, else `lookout` next to the bench executable's `deps/` directory (the profile
-//! `cargo bench` builds); `LIVE_PANES=10,50,200` and `LIVE_SECS=20` choose sizes and duration.
+//! `cargo bench` builds); `LIVE_PANES=10,50,200` and `LIVE_SECS=20` choose sizes and duration,
+//! `LIVE_IDLE=1` leaves every pane idle (no spinner, no dialog shown: CPU only).
 //! Touches tmux, a temp dir, the `lookout` binary it starts, and `/proc`.
 
 use lookout::server::Client;
@@ -153,11 +154,12 @@ fn start_panes(tmux: &Tmux, dir: &Path, n: usize) -> Vec<String> {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let dialogs = (n / 50).max(1);
+    let idle = std::env::var_os("LIVE_IDLE").is_some();
     let mut agents = Vec::new();
     for i in 0..n {
         let command = if i < dialogs {
             format!("env PATH={}:$PATH claude", dir.display())
-        } else if i % 10 == 5 {
+        } else if i % 10 == 5 && !idle {
             SPINNER.to_owned()
         } else {
             "sh".to_owned()
@@ -299,6 +301,10 @@ fn dialogs(
 ) -> Vec<Option<f64>> {
     let end = Instant::now() + secs;
     let mut out = Vec::new();
+    if std::env::var_os("LIVE_IDLE").is_some() {
+        std::thread::sleep(secs);
+        return out;
+    }
     for pane in agents.iter().cycle() {
         if Instant::now() >= end {
             break;
