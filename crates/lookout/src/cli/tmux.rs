@@ -1,6 +1,6 @@
-//! `lookout tmux [--set-options] [--socket-name NAME] [--off]`: have the per-user server watch a tmux
-//! server's panes (see ARCHITECTURE.md, Pane sources), and with `--set-options` write their states
-//! as `@lookout_*` options.
+//! `lookout tmux [--set-options] [--socket-name NAME] [--stop]`: have the per-user server watch a
+//! tmux server's panes, with `--set-options` write their states as `@lookout_*` options, or with
+//! `--stop` stop watching it.
 //!
 //! The source runs inside the server (`source.attach`), one per tmux server however many clients ask,
 //! and the server remembers it across restarts; this command returns once it is attached, so
@@ -9,7 +9,7 @@
 //! is `crate::sources::tmux`. Touches the tmux CLI (to find its socket) and the server socket.
 
 use crate::cli::daemon;
-use crate::protocol::params::{SourceAttach, SourceList};
+use crate::protocol::params::{SourceAttach, SourceDetach, SourceList};
 use crate::protocol::results::Attached;
 use crate::pty::tmux::{Socket, Tmux};
 use crate::server::Client;
@@ -30,6 +30,10 @@ pub struct Args {
     /// `@lookout_window_*` roll-ups and a `@lookout_heartbeat` global option.
     #[arg(long)]
     pub set_options: bool,
+    /// Stop watching this tmux server: its panes leave lookout, its `@lookout_*` options are
+    /// removed, and a restarted lookout server does not watch it again.
+    #[arg(long, conflicts_with = "set_options")]
+    pub stop: bool,
     /// The lookout server's socket [default: $XDG_RUNTIME_DIR/lookout/lookout.sock].
     #[arg(long, value_name = "PATH")]
     pub server_socket: Option<PathBuf>,
@@ -48,6 +52,21 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let (path, _) = tmux
         .server()
         .context("no tmux server to watch (start tmux first, or pass --socket-name)")?;
+    if args.stop {
+        let answer = client.call(&SourceDetach { tmux: path.clone() })?;
+        if std::io::stdout().is_terminal() {
+            let what = if answer.detached {
+                "no longer watches"
+            } else {
+                "was not watching"
+            };
+            println!(
+                "lookout: the server {what} the tmux server at {}",
+                path.display()
+            );
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let answer = attach(&mut client, &path, args.set_options)?;
     let how = if answer.set_options == Some(true) {
         "writing @lookout_* options"

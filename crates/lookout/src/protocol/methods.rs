@@ -123,6 +123,9 @@ methods! {
     /// `source.attach`: watch a tmux server.
     SourceAttach = "source.attach": params::SourceAttach => results::Attached,
         example r#"{"tmux":"/nonexistent/lookout-example/default"}"#;
+    /// `source.detach`: stop watching a tmux server; its panes are closed.
+    SourceDetach = "source.detach": params::SourceDetach => results::Detached,
+        example r#"{"tmux":"/nonexistent/lookout-example/default"}"#;
     /// `source.list`.
     SourceList = "source.list": params::SourceList => results::Sources, example "{}";
     /// `server.stop`: a final tick, then the server exits.

@@ -373,6 +373,14 @@ pub struct SourceAttach {
     pub set_options: bool,
 }
 
+/// `source.detach`: stop watching the tmux server at `tmux` (its socket path).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceDetach {
+    /// The tmux server's socket path (`#{socket_path}`).
+    pub tmux: std::path::PathBuf,
+}
+
 /// `pane.feed`'s `data`: bytes as standard base64.
 mod base64_bytes {
     use base64::Engine as _;

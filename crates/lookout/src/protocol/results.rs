@@ -139,6 +139,15 @@ pub struct Attached {
     pub error: Option<String>,
 }
 
+/// `source.detach`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Detached {
+    /// Whether a source watched it (it no longer does, and its panes are closed).
+    pub detached: bool,
+    /// The tmux server's socket path.
+    pub tmux: PathBuf,
+}
+
 /// One running source (`source.list`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceEntry {

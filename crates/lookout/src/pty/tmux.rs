@@ -11,8 +11,9 @@ use std::io;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
-/// The `list-panes` format: one tab-separated line per pane, the title last because it may hold tabs.
-const FORMAT: &str = "#{pid}\t#{pane_id}\t#{window_id}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}\t\
+/// The `list-panes` format: one tab-separated line per pane, the title last because it may hold tabs
+/// (no single quote: the control client sends it quoted).
+pub const FORMAT: &str = "#{pid}\t#{pane_id}\t#{window_id}\t#{pane_pid}\t#{pane_tty}\t#{pane_current_command}\t\
                       #{alternate_on}\t#{cursor_x}\t#{cursor_y}\t#{pane_width}\t#{pane_height}\t#{pane_title}";
 
 /// What `list-panes` says about one pane.
@@ -135,31 +136,47 @@ impl Socket {
     }
 
     /// The name lookout pane ids carry for this server: none for the default server, else the
-    /// socket's file name (so `-L work` and `-S /tmp/tmux-1000/work` name the same server alike).
+    /// socket's file name (so `-L work` and `-S /tmp/tmux-1000/work` name the same server alike);
+    /// a socket outside tmux's own directory (`/tmp/tmux-UID`: another `TMUX_TMPDIR`, `-S`
+    /// elsewhere) adds `@` and a short hash of its directory, so two servers of the same name in
+    /// different directories never share pane ids. Computed from the path alone: the hook in a
+    /// pane (from `$TMUX`) and the source name a pane alike.
     pub fn label(&self) -> Option<String> {
-        let name = match self {
+        let (name, dir) = match self {
             Socket::Default => return None,
-            Socket::Name(name) => name.clone(),
-            Socket::Path(path) => path.file_name()?.to_string_lossy().into_owned(),
+            Socket::Name(name) => (name.clone(), None),
+            Socket::Path(path) => (
+                path.file_name()?.to_string_lossy().into_owned(),
+                path.parent(),
+            ),
         };
-        (name != "default").then_some(name)
+        match dir.filter(|d| *d != default_dir()) {
+            Some(dir) => Some(format!("{name}@{}", dir_hash(dir))),
+            None => (name != "default").then_some(name),
+        }
     }
 
-    /// The reverse of [`Socket::pane_id`]: the tmux server (by its socket in tmux's socket
-    /// directory, `$TMUX_TMPDIR/tmux-UID/NAME`) and the tmux pane of a lookout pane id.
+    /// The reverse of [`Socket::pane_id`]: the tmux server and the tmux pane of a lookout pane id.
+    /// A label with a directory hash is looked for in the directories tmux uses
+    /// (`$TMUX_TMPDIR`, `$XDG_RUNTIME_DIR`, `/tmp`); one without is in `/tmp/tmux-UID`.
     pub fn of_pane_id(pane: &str) -> Option<(Socket, &str)> {
         let rest = pane.strip_prefix("tmux:")?;
-        let (name, id) = match rest.rsplit_once(':') {
-            Some((name, id)) => (name, id),
+        let (label, id) = match rest.rsplit_once(':') {
+            Some((label, id)) => (label, id),
             None => ("default", rest),
         };
         if !id.starts_with('%') {
             return None;
         }
-        let dir = std::env::var_os("TMUX_TMPDIR")
-            .filter(|d| !d.is_empty())
-            .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
-            .join(format!("tmux-{}", nix::unistd::getuid()));
+        let Some((name, hash)) = label.split_once('@') else {
+            return Some((Socket::Path(default_dir().join(label)), id));
+        };
+        let uid = nix::unistd::getuid();
+        let dir = ["TMUX_TMPDIR", "XDG_RUNTIME_DIR"]
+            .iter()
+            .filter_map(|v| std::env::var_os(v).filter(|d| !d.is_empty()))
+            .map(|d| PathBuf::from(d).join(format!("tmux-{uid}")))
+            .find(|d| dir_hash(d) == hash)?;
         Some((Socket::Path(dir.join(name)), id))
     }
 
@@ -192,6 +209,25 @@ impl Socket {
     }
 }
 
+/// The directory tmux puts its sockets in when `TMUX_TMPDIR` is not set: `/tmp/tmux-UID`.
+fn default_dir() -> PathBuf {
+    PathBuf::from(format!("/tmp/tmux-{}", nix::unistd::getuid()))
+}
+
+/// Six hex digits naming a socket directory (FNV-1a of its path): short, and the same wherever
+/// it is computed.
+fn dir_hash(dir: &std::path::Path) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let hash = dir
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .fold(0x811c_9dc5_u32, |h, b| {
+            (h ^ u32::from(*b)).wrapping_mul(0x0100_0193)
+        });
+    format!("{:06x}", hash & 0xff_ffff)
+}
+
 /// One tmux server.
 #[derive(Debug, Clone, Default)]
 pub struct Tmux {
@@ -209,7 +245,8 @@ impl Tmux {
         &self.socket
     }
 
-    fn run(&self, args: &[&str]) -> Result<Output, TmuxError> {
+    /// Runs one tmux command in a process of its own.
+    pub fn run(&self, args: &[&str]) -> Result<Output, TmuxError> {
         let output = self
             .socket
             .command()
@@ -265,18 +302,6 @@ impl Tmux {
             }),
             _ => Ok(panes),
         }
-    }
-
-    /// The panes attached clients are looking at: the active pane of each client's window.
-    pub fn focused_panes(&self) -> Vec<String> {
-        self.run(&["list-clients", "-F", "#{pane_id}"])
-            .map(|o| {
-                String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
     }
 
     /// Where each pane is, as a person names it: `%3` → (`work:1.0`, the window's name).
@@ -575,11 +600,28 @@ mod tests {
     fn pane_ids_name_the_server_unless_it_is_the_default_one() {
         assert_eq!(Socket::Default.pane_id("%3"), "tmux:%3");
         assert_eq!(Socket::Name("t1".into()).pane_id("%3"), "tmux:t1:%3");
-        let from_env = Socket::from_env("/tmp/tmux-1000/default,4242,0").expect("parses");
-        assert_eq!(from_env, Socket::Path("/tmp/tmux-1000/default".into()));
+        let uid = nix::unistd::getuid();
+        let from_env =
+            Socket::from_env(&format!("/tmp/tmux-{uid}/default,4242,0")).expect("parses");
+        assert_eq!(
+            from_env,
+            Socket::Path(format!("/tmp/tmux-{uid}/default").into())
+        );
         assert_eq!(from_env.pane_id("%3"), "tmux:%3");
-        let named = Socket::from_env("/tmp/tmux-1000/work,1,2").expect("parses");
+        let uid = nix::unistd::getuid();
+        let named = Socket::from_env(&format!("/tmp/tmux-{uid}/work,1,2")).expect("parses");
         assert_eq!(named.pane_id("%0"), "tmux:work:%0");
+        // The same name in another directory is another server.
+        let elsewhere = Socket::Path(format!("/run/user/{uid}/tmux-{uid}/default").into());
+        let id = elsewhere.pane_id("%0");
+        assert!(
+            id.starts_with("tmux:default@") && id.ends_with(":%0"),
+            "{id}"
+        );
+        assert_ne!(
+            id,
+            Socket::Path(default_dir().join("default")).pane_id("%0")
+        );
         assert_eq!(Socket::from_env("garbage"), None);
     }
 

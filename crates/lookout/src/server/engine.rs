@@ -312,6 +312,7 @@ impl Engine {
                     self.store.as_ref(),
                 )))
             }
+            R::SourceDetach(d) => encode(Ok(self.sources.detach(d.tmux, self.store.as_ref()))),
             R::SourceList(_) => encode(Ok(self.sources.list(self.store.as_ref()))),
             R::ServerStop(_) => {
                 crate::server::conn::ServerLock::mark_stopped(&self.identity.socket);

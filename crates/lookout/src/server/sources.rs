@@ -30,6 +30,8 @@ pub const TMUX_INTERVAL: Duration = Duration::from_millis(500);
 struct Running {
     set_options: bool,
     stop: Arc<AtomicBool>,
+    /// Asks the source to close its panes and end (no longer watched).
+    close: Arc<AtomicBool>,
     done: Receiver<()>,
     /// Asks the running watcher to start writing options.
     options_on: Arc<AtomicBool>,
@@ -69,11 +71,13 @@ impl Sources {
             };
         }
         let stop = Arc::new(AtomicBool::new(false));
+        let close = Arc::new(AtomicBool::new(false));
         let options_on = Arc::new(AtomicBool::new(false));
         let (done_tx, done) = bounded(1);
         let rounds = Arc::new(AtomicU64::new(0));
         let control = tmux_source::Control {
             stop: stop.clone(),
+            close: close.clone(),
             options_on: options_on.clone(),
             rounds: rounds.clone(),
         };
@@ -106,6 +110,7 @@ impl Sources {
             Running {
                 set_options,
                 stop,
+                close,
                 done,
                 options_on,
                 rounds,
@@ -116,6 +121,29 @@ impl Sources {
             tmux,
             set_options: Some(set_options),
             error: None,
+        }
+    }
+
+    /// Stops watching the tmux server at `tmux`: its source closes its panes, removes its options
+    /// and ends (waited for, 5 s at most), and a restarted server does not attach it again.
+    pub fn detach(&mut self, tmux: PathBuf, store: Option<&Store>) -> results::Detached {
+        self.prune(store);
+        let Some(running) = self.running.remove(&tmux) else {
+            return results::Detached {
+                detached: false,
+                tmux,
+            };
+        };
+        running.close.store(true, Ordering::Relaxed);
+        let _ = running.done.recv_timeout(Duration::from_secs(5));
+        forget(store, &tmux);
+        eprintln!(
+            "lookout: no longer watching the tmux server at {}",
+            tmux.display()
+        );
+        results::Detached {
+            detached: true,
+            tmux,
         }
     }
 

@@ -14,7 +14,6 @@ pub mod drive;
 pub mod poller;
 pub mod pty;
 pub mod tmux;
-mod tmux_options;
 
 use crate::client::{Client, ClientError};
 use std::time::Instant;
@@ -38,6 +37,21 @@ pub struct Listed {
     pub root_argv: Option<Vec<String>>,
     /// The agent kind, when the source knows it.
     pub kind: Option<String>,
+}
+
+impl Listed {
+    /// A pane known only by its source's id (output of a pane not listed yet).
+    pub fn unlisted(native: &str) -> Listed {
+        Listed {
+            pane: String::new(),
+            native: native.to_owned(),
+            rows: 1,
+            cols: 1,
+            root: 0,
+            root_argv: None,
+            kind: None,
+        }
+    }
 }
 
 /// What [`PaneSource::wait`] says to do next.
@@ -83,9 +97,27 @@ pub trait PaneSource {
         Vec::new()
     }
 
+    /// The panes (native ids) with output waiting, when the source can tell: a wake between rounds
+    /// then feeds just those. `None` (the default): every wake is a round.
+    fn pending(&mut self) -> Option<Vec<String>> {
+        None
+    }
+
+    /// How often the foreground process of a pane that printed nothing is looked for in `/proc`
+    /// (a program starting or ending prints something); `None` (the default): every round.
+    fn quiet_probe(&self) -> Option<std::time::Duration> {
+        None
+    }
+
+    /// Whether the next wake should be a whole round even before it is due (panes came or went).
+    fn wants_round(&mut self) -> bool {
+        false
+    }
+
     /// Bytes that repaint the pane's whole screen as it is now (mode, cursor and title included), or
     /// `None` when it cannot be read this round. Polled every round and fed when it differs from the
-    /// last one fed; a stream source is asked only when the pane is (re)opened.
+    /// last one fed; a stream source is asked only when the pane is (re)opened or resized (then the
+    /// bytes printed since the capture come with it).
     fn capture(&mut self, pane: &Listed) -> Option<Vec<u8>>;
 
     /// Captures of several panes at once, in order (`None`: not captured); one by one unless the

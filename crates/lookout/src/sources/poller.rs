@@ -39,6 +39,10 @@ struct Tracked {
     probe: Probe,
     /// The probe has looked once (its first look reports whatever is in charge).
     looked: bool,
+    /// When the probe last looked, and whether the pane printed since (a program starting or
+    /// ending prints: a quiet pane is probed only every [`Poller::quiet_probe`]).
+    probed_at: Option<Instant>,
+    printed: bool,
     /// Nothing fed yet on this connection: the first capture goes through whatever it is.
     fresh: bool,
     /// Opened on this connection.
@@ -158,12 +162,20 @@ impl<S: PaneSource> Poller<S> {
             if self.client.is_none() && Instant::now() >= self.retry_at {
                 self.connect();
             }
-            // A streaming source wakes when output arrives: every wake is a round for it.
-            let looked = if self.source.streams() || Instant::now() >= round_at {
-                round_at = Instant::now() + interval;
-                self.round()
-            } else {
-                self.recapture_hot()
+            // A streaming source wakes when output arrives: that output is fed now, or — when the
+            // source cannot say which panes it is for — a round is.
+            let pending = match Instant::now() >= round_at || self.source.wants_round() {
+                true => None,
+                false if self.source.streams() => self.source.pending(),
+                false => Some(Vec::new()),
+            };
+            let looked = match pending {
+                None => {
+                    round_at = Instant::now() + interval;
+                    self.round()
+                }
+                Some(_) if !self.source.streams() => self.recapture_hot(),
+                Some(panes) => self.feed_pending(&panes),
             };
             if let Err(ClientError::Io(_) | ClientError::Protocol(_)) = looked {
                 self.client = None;
@@ -235,9 +247,13 @@ impl<S: PaneSource> Poller<S> {
             self.call(&params::PaneClose { pane })?;
         }
         let mut groups = Groups::default();
+        let mut capture = Vec::new();
         for pane in &listed {
-            self.look(&mut groups, pane)?;
+            if self.look(&mut groups, pane)? {
+                capture.push(pane.clone());
+            }
         }
+        self.feed_captures(&capture)?;
         if !self.source.streams() && !self.panes.is_empty() {
             self.learn_blocked()?;
         }
@@ -278,12 +294,15 @@ impl<S: PaneSource> Poller<S> {
         Ok(())
     }
 
-    fn look(&mut self, groups: &mut Groups, pane: &Listed) -> Result<(), ClientError> {
+    /// Looks at one pane; whether it is to be captured.
+    fn look(&mut self, groups: &mut Groups, pane: &Listed) -> Result<bool, ClientError> {
         let mut tracked = self.panes.remove(&pane.pane).unwrap_or_else(|| Tracked {
             listed: pane.clone(),
             capture: Vec::new(),
             probe: Probe::new(pane.root),
             looked: false,
+            probed_at: None,
+            printed: true,
             fresh: true,
             opened: false,
             process: pane
@@ -300,6 +319,7 @@ impl<S: PaneSource> Poller<S> {
             self.open(pane, &mut tracked)
         };
         let result = opened.and_then(|()| self.look_tracked(groups, pane, &mut tracked));
+        let result = result.map(|capture| capture && tracked.opened);
         self.panes.insert(pane.pane.clone(), tracked);
         result
     }
@@ -338,7 +358,7 @@ impl<S: PaneSource> Poller<S> {
         groups: &mut Groups,
         pane: &Listed,
         tracked: &mut Tracked,
-    ) -> Result<(), ClientError> {
+    ) -> Result<bool, ClientError> {
         let streams = self.source.streams();
         // Output from before a resize is fed before it; a capture is taken after it.
         let output = if streams {
@@ -346,6 +366,7 @@ impl<S: PaneSource> Poller<S> {
         } else {
             Vec::new()
         };
+        tracked.printed |= !output.is_empty();
         if streams && !tracked.fresh {
             for chunk in output.chunks(FEED_CHUNK) {
                 self.call(&params::PaneFeed {
@@ -354,7 +375,8 @@ impl<S: PaneSource> Poller<S> {
                 })?;
             }
         }
-        if tracked.fresh || (tracked.listed.rows, tracked.listed.cols) != (pane.rows, pane.cols) {
+        let resized = (tracked.listed.rows, tracked.listed.cols) != (pane.rows, pane.cols);
+        if tracked.fresh || resized {
             self.call(&params::PaneResize {
                 pane: pane.pane.clone(),
                 rows: pane.rows.max(1),
@@ -363,22 +385,78 @@ impl<S: PaneSource> Poller<S> {
         }
         if tracked.probe.root() != pane.root {
             tracked.probe = Probe::new(pane.root);
+            tracked.probed_at = None;
         }
-        self.probe(groups, pane, tracked)?;
-        if tracked.fresh || !streams {
-            self.feed_capture(pane, tracked)?;
+        let quiet_since = tracked.probed_at.map(|at| at.elapsed());
+        let due = match (self.source.quiet_probe(), quiet_since) {
+            (Some(every), Some(since)) => tracked.printed || since >= every,
+            _ => true,
+        };
+        if due {
+            self.probe(groups, pane, tracked)?;
+            tracked.probed_at = Some(Instant::now());
+            tracked.printed = false;
         }
         tracked.listed = pane.clone();
+        // A stream's screen is read again after a resize: the multiplexer reflowed it.
+        Ok(tracked.fresh || !streams || resized)
+    }
+
+    /// Captures `panes` all at once and feeds each capture that changed (a stream's always: it
+    /// carries what the pane printed since). A pane may vanish between the listing and here; the
+    /// next listing closes it.
+    fn feed_captures(&mut self, panes: &[Listed]) -> Result<(), ClientError> {
+        if panes.is_empty() {
+            return Ok(());
+        }
+        let captures = self.source.capture_many(&panes.iter().collect::<Vec<_>>());
+        let streams = self.source.streams();
+        for (listed, capture) in panes.iter().zip(captures) {
+            let Some(capture) = capture else { continue };
+            let Some(mut tracked) = self.panes.remove(&listed.pane) else {
+                continue;
+            };
+            if streams {
+                tracked.fresh = true;
+            }
+            let fed = self.feed_if_changed(listed, &mut tracked, capture);
+            self.panes.insert(listed.pane.clone(), tracked);
+            fed?;
+        }
         Ok(())
     }
 
-    /// Captures the pane and feeds the capture if it changed. The pane may vanish between the
-    /// listing and here; the next listing closes it.
-    fn feed_capture(&mut self, pane: &Listed, tracked: &mut Tracked) -> Result<(), ClientError> {
-        match self.source.capture(pane) {
-            Some(capture) => self.feed_if_changed(pane, tracked, capture),
-            None => Ok(()),
+    /// Between rounds: feeds what a streaming source's `panes` (native ids) printed. Output of a
+    /// pane not open yet is dropped: the capture it is opened with shows it.
+    fn feed_pending(&mut self, panes: &[String]) -> Result<(), ClientError> {
+        let by_native: BTreeMap<&str, &Tracked> = self
+            .panes
+            .values()
+            .map(|t| (t.listed.native.as_str(), t))
+            .collect();
+        let listed: Vec<(Listed, bool)> = panes
+            .iter()
+            .map(|native| match by_native.get(native.as_str()) {
+                Some(t) => (t.listed.clone(), t.opened && !t.fresh),
+                None => (Listed::unlisted(native), false),
+            })
+            .collect();
+        for (pane, live) in listed {
+            let output = self.source.output(&pane);
+            if !live {
+                continue;
+            }
+            if let Some(tracked) = self.panes.get_mut(&pane.pane) {
+                tracked.printed = true;
+            }
+            for chunk in output.chunks(FEED_CHUNK) {
+                self.call(&params::PaneFeed {
+                    pane: pane.pane.clone(),
+                    data: chunk.to_vec(),
+                })?;
+            }
         }
+        Ok(())
     }
 
     fn feed_if_changed(
@@ -388,6 +466,7 @@ impl<S: PaneSource> Poller<S> {
         capture: Vec<u8>,
     ) -> Result<(), ClientError> {
         if tracked.fresh || capture != tracked.capture {
+            tracked.printed = true;
             for chunk in capture.chunks(FEED_CHUNK) {
                 self.call(&params::PaneFeed {
                     pane: pane.pane.clone(),

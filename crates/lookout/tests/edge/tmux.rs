@@ -361,3 +361,292 @@ fn a_capture_carries_the_title_of_its_moment() {
     );
     assert!(ours.capture("%999").is_err(), "a pane that is not there");
 }
+
+/// The lines tmux's message log holds for the commands the tmux source runs each round: tmux
+/// records every command any client runs there, read back with a control client of the test's
+/// own. (`list-clients` is left out: that client's coming and going is a change of what people
+/// look at, which the source reads once per change.)
+fn source_commands_logged(tmux: &Tmux) -> Vec<String> {
+    let mut child = Command::new("tmux")
+        .args([
+            "-L",
+            &tmux.name,
+            "-C",
+            "attach-session",
+            "-f",
+            "ignore-size",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run tmux -C");
+    if let Some(mut stdin) = child.stdin.take() {
+        use std::io::Write as _;
+        stdin
+            .write_all(b"show-messages\n")
+            .expect("write to tmux -C");
+    }
+    let out = child.wait_with_output().expect("tmux -C");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| {
+            ["list-panes", "capture-pane", "display-message"]
+                .iter()
+                .any(|c| l.contains(&format!("command: {c}")))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Watching a tmux server whose pane keeps printing writes nothing to tmux's message log once
+/// the pane is open: the source streams what panes print rather than running commands each round
+/// (a round of `list-panes` and a `capture-pane` per pane filled the log, pushing the user's
+/// messages out).
+#[test]
+fn watching_keeps_tmux_message_log_free_of_polling() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = format!("lookout-quiet-{}", std::process::id());
+    let (tmux, pane) = Tmux::start(
+        &name,
+        80,
+        10,
+        &[],
+        "i=0; while :; do printf '\\rtick %s ' $i; i=$((i+1)); sleep 0.05; done",
+    );
+    let served = Served::start_in(dir.path(), 100);
+    attach(&served, &name, false);
+    let id = format!("tmux:{name}:{pane}");
+    wait_until(
+        "the pane",
+        || state(&served, &id).is_some(),
+        || describe(&served, &tmux, &pane),
+    );
+    let rounds = || {
+        served
+            .client()
+            .call_raw("source.list", json!({}))
+            .expect("source.list")["sources"][0]["rounds"]
+            .as_u64()
+            .unwrap_or(0)
+    };
+    let before = source_commands_logged(&tmux);
+    let start = rounds();
+    wait_until(
+        "six more rounds",
+        || rounds() >= start + 6,
+        || format!("{} rounds", rounds()),
+    );
+    let after = source_commands_logged(&tmux);
+    assert_eq!(
+        after.len(),
+        before.len(),
+        "the source's commands reached tmux's message log while it watched a printing pane: {:?}",
+        (&before, &after)
+    );
+}
+
+/// A session made after the source started is watched too (tmux streams a session's panes only
+/// to clients attached to it): its agent's dialog reads blocked.
+#[test]
+fn a_session_made_later_is_streamed_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bin = fake_claude(dir.path());
+    let name = format!("lookout-later-{}", std::process::id());
+    let (tmux, _first) = start_tmux(&name, &bin);
+    let served = Served::start_in(dir.path(), 100);
+    attach(&served, &name, false);
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shell = format!("env PATH={path} PS1='$ ' bash --norc --noprofile");
+    let pane = tmux
+        .run(&[
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_id}",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &shell,
+        ])
+        .trim()
+        .to_owned();
+    let id = format!("tmux:{name}:{pane}");
+    tmux.type_line(&pane, "claude");
+    let is = |lifecycle: &str| {
+        state(&served, &id)
+            .is_some_and(|s| s.kind.as_deref() == Some("claude") && s.lifecycle.name() == lifecycle)
+    };
+    wait_until("idle", || is("idle"), || describe(&served, &tmux, &pane));
+    tmux.type_line(&pane, "b");
+    wait_until(
+        "blocked",
+        || is("blocked"),
+        || describe(&served, &tmux, &pane),
+    );
+    tmux.type_line(&pane, "w");
+    wait_until(
+        "working",
+        || is("working"),
+        || describe(&served, &tmux, &pane),
+    );
+}
+
+/// A tmux server of the same socket name as `tmux`'s in directory `tmpdir` (its `TMUX_TMPDIR`);
+/// killed when dropped.
+struct Twin {
+    name: String,
+    tmpdir: std::path::PathBuf,
+}
+
+impl Twin {
+    fn command(&self) -> Command {
+        let mut cmd = Command::new("tmux");
+        cmd.env("TMUX_TMPDIR", &self.tmpdir)
+            .args(["-L", &self.name]);
+        cmd
+    }
+}
+
+impl Drop for Twin {
+    fn drop(&mut self) {
+        let _ = self.command().arg("kill-server").output();
+    }
+}
+
+/// Two tmux servers of one socket name in different directories (`TMUX_TMPDIR`) keep their own
+/// panes (both were `tmux:NAME:%0`, so one server's pane showed the other's), and `lookout tmux
+/// --stop` stops watching one of them: its panes leave, the other's stay.
+#[test]
+fn two_tmux_servers_of_one_name_keep_their_panes_apart_and_one_can_be_left() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = format!("lookout-twin-{}", std::process::id());
+    let (_tmux, _pane) = Tmux::start(&name, 80, 10, &[], "sh");
+    let tmpdir = tempfile::Builder::new()
+        .prefix("lk-twin-")
+        .tempdir_in("/tmp")
+        .expect("tmpdir");
+    let twin = Twin {
+        name: name.clone(),
+        tmpdir: tmpdir.path().to_path_buf(),
+    };
+    let started = twin
+        .command()
+        .args([
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            "10",
+            "sh",
+        ])
+        .status()
+        .expect("start the twin");
+    assert!(started.success());
+    let served = Served::start_in(dir.path(), 100);
+    attach(&served, &name, false);
+    let lookout_tmux = |extra: &[&str]| {
+        let out = served
+            .command(&["tmux", "--socket-name", &name])
+            .args(extra)
+            .arg("--server-socket")
+            .arg(&served.socket)
+            .env("TMUX_TMPDIR", tmpdir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run lookout tmux");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    lookout_tmux(&[]);
+    let ours = || -> Vec<String> {
+        let (_, panes) = panes(&mut served.client()).expect("pane.list");
+        let mut ids: Vec<String> = panes
+            .into_iter()
+            .map(|p| p.pane)
+            .filter(|p| p.starts_with(&format!("tmux:{name}")))
+            .collect();
+        ids.sort();
+        ids
+    };
+    wait_until(
+        "a pane of each server, under two ids",
+        || ours().len() == 2,
+        || format!("{:?}", ours()),
+    );
+    let plain = format!("tmux:{name}:%0");
+    assert!(ours().contains(&plain), "{:?}", ours());
+    lookout_tmux(&["--stop"]);
+    wait_until(
+        "only the first server's pane",
+        || ours() == [plain.clone()],
+        || format!("{:?}", ours()),
+    );
+    let sources = served
+        .client()
+        .call_raw("source.list", json!({}))
+        .expect("source.list");
+    assert_eq!(
+        sources["sources"].as_array().map_or(0, Vec::len),
+        1,
+        "{sources}"
+    );
+}
+
+/// Panes captured through the source's control client: a pane gone since the listing is not
+/// captured, and each pane after it still gets its own screen (a failed command ends its line,
+/// so its answers must not be taken for the next pane's).
+#[test]
+fn a_gone_pane_in_a_capture_batch_leaves_the_others_their_screens() {
+    use lookout::sources::PaneSource;
+    let name = format!("lookout-gone-batch-{}", std::process::id());
+    let (tmux, first) = Tmux::start(&name, 60, 10, &[], "printf 'left pane\\n'; exec cat");
+    let split = [
+        "split-window",
+        "-P",
+        "-F",
+        "#{pane_id}",
+        "printf 'right pane\\n'; exec cat",
+    ];
+    let second = tmux.run(&split).trim().to_owned();
+    let source = std::cell::RefCell::new(lookout::sources::tmux::TmuxSource::new(
+        lookout::pty::tmux::Tmux::new(lookout::pty::tmux::Socket::Name(name.clone())),
+        false,
+        Default::default(),
+    ));
+    let listed = source.borrow_mut().list().expect("listed");
+    let find = |id: &str| listed.iter().find(|l| l.native == id).cloned();
+    let (Some(left), Some(right)) = (find(&first), find(&second)) else {
+        panic!("both panes listed: {listed:?}");
+    };
+    let mut gone = left.clone();
+    gone.native = "%999".into();
+    let text = |c: &Option<Vec<u8>>| c.as_ref().map(|c| String::from_utf8_lossy(c).into_owned());
+    wait_until(
+        "the left and right screens, and none for the gone pane",
+        || {
+            let c = source.borrow_mut().capture_many(&[&left, &gone, &right]);
+            text(&c[0]).is_some_and(|t| t.contains("left pane") && !t.contains("right pane"))
+                && c[1].is_none()
+                && text(&c[2]).is_some_and(|t| t.contains("right pane") && !t.contains("left"))
+        },
+        || {
+            format!(
+                "{:?}",
+                source.borrow_mut().capture_many(&[&left, &gone, &right])
+            )
+        },
+    );
+}

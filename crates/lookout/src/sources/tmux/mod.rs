@@ -1,34 +1,51 @@
-//! The tmux source (see ARCHITECTURE.md, Pane sources): every pane of one tmux server as a lookout
-//! pane.
+//! The tmux source: every pane of one tmux server as a lookout pane.
 //!
-//! Each round `list-panes -a` once, and per pane a `capture-pane` turned into a repaint, with the
-//! mode, cursor and title tmux reports with that capture (a change of any of them is a change, and
-//! a hot pane's recapture between rounds never pairs a new screen with an old title); the poller
-//! does the rest.
+//! The panes are streamed: a control client per session (`watch`, `control`) hands over what each
+//! pane prints as it prints it, and the poller feeds those bytes like a PTY's. A pane is captured
+//! (a repaint with the mode, cursor and title tmux reports with it) only when it is opened,
+//! resized or changes hands; the panes are listed again only when tmux says something changed.
+//! So a pane that prints nothing costs nothing, and no tmux command runs while nothing changes.
+//! Without any control client (none could attach) every pane is listed and captured each round,
+//! in one tmux process.
 //! Panes carry the tmux server's instance (pid + start time), so a new tmux server's `%2` never
 //! resumes the old one's state. A pane that has been the active pane of a window an attached client
 //! shows for two rounds in a row has been seen (see docs/notify.md). With options on, states are
 //! written back
 //! as `@lookout_*` options (`tmux_options`). Touches the tmux CLI, `/proc` and the server socket.
 
+mod control;
+mod options;
+mod watch;
+
 use super::drive::Typist;
-use super::tmux_options::{self, Options};
 use super::{Listed, Next, PaneSource};
 use crate::client::{Client, ClientError};
 use crate::protocol::params;
 use crate::protocol::results::Snapshot;
 use crate::pty::probe::ProcFs;
 use crate::pty::tmux::{self, PaneInfo, Tmux};
+use options::{self as tmux_options, Options};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+use watch::{Listing, Watch};
+
+/// How often a streamed pane that printed nothing is probed in `/proc` (what prints is probed
+/// each round).
+const QUIET_PROBE: Duration = Duration::from_secs(5);
+
+/// How long output is gathered after it wakes the source, so a screen drawn in several writes is
+/// fed (and read) once.
+const GATHER: Duration = Duration::from_millis(15);
 
 /// How the server steers a running source.
 #[derive(Debug, Default)]
 pub struct Control {
     /// Stop (the server is stopping).
     pub stop: Arc<AtomicBool>,
+    /// Close every pane and end (the tmux server is no longer to be watched).
+    pub close: Arc<AtomicBool>,
     /// Start writing options.
     pub options_on: Arc<AtomicBool>,
     /// Rounds completed, counted by the source.
@@ -49,13 +66,16 @@ pub struct TmuxSource {
     away: u32,
     /// The tmux panes attached clients showed at the last round.
     focused: Vec<String>,
+    /// The control clients and what they report.
+    watch: Watch,
+    /// The last listing (read again when tmux reports a change).
+    listing: Option<Listing>,
 }
 
 impl TmuxSource {
     /// A source of `tmux`, steered by `control`; `set_options` also writes `@lookout_*` options.
     pub fn new(tmux: Tmux, set_options: bool, control: Control) -> Self {
         TmuxSource {
-            tmux,
             proc: ProcFs::default(),
             control,
             options: set_options.then(Options::default),
@@ -63,11 +83,15 @@ impl TmuxSource {
             infos: HashMap::new(),
             away: 0,
             focused: Vec::new(),
+            watch: Watch::new(tmux.clone()),
+            listing: None,
+            tmux,
         }
     }
 
-    /// Removes every option this source wrote (it is stopping).
+    /// Removes every option this source wrote and detaches its control clients (it is stopping).
     pub fn clear_options(&mut self) {
+        self.watch.stop();
         if let Some(options) = &mut self.options {
             options.clear(&self.tmux);
         }
@@ -80,7 +104,11 @@ impl TmuxSource {
 
     /// Clears the unread turn of a pane an attached client has shown for two rounds.
     fn see_focused(&mut self, server: &mut Client) -> Result<(), ClientError> {
-        let focused = self.tmux.focused_panes();
+        let focused = self
+            .listing
+            .as_ref()
+            .map(|l| l.focused.clone())
+            .unwrap_or_default();
         let before = std::mem::take(&mut self.focused);
         for id in focused.iter().filter(|id| before.contains(id)) {
             let pane = self.tmux.socket().pane_id(id);
@@ -100,13 +128,15 @@ impl TmuxSource {
 
 impl PaneSource for TmuxSource {
     fn list(&mut self) -> Option<Vec<Listed>> {
-        let listed = match self.tmux.list_panes() {
+        let listed = match self.listing() {
             Ok(listed) => listed,
             Err(e) => {
                 if self.away == 0 {
                     eprintln!("lookout: {e}");
                 }
                 self.away += 1;
+                self.listing = None;
+                self.watch.stop();
                 return None;
             }
         };
@@ -145,13 +175,41 @@ impl PaneSource for TmuxSource {
             .is_some_and(|rest| rest.starts_with('%'))
     }
 
+    fn streams(&self) -> bool {
+        self.watch.streaming()
+    }
+
+    fn output(&mut self, pane: &Listed) -> Vec<u8> {
+        self.watch
+            .hub()
+            .lock()
+            .output
+            .remove(&pane.native)
+            .unwrap_or_default()
+    }
+
+    fn pending(&mut self) -> Option<Vec<String>> {
+        Some(self.watch.hub().lock().output.keys().cloned().collect())
+    }
+
+    fn quiet_probe(&self) -> Option<Duration> {
+        self.watch.streaming().then_some(QUIET_PROBE)
+    }
+
+    fn wants_round(&mut self) -> bool {
+        let hub = self.watch.hub().lock();
+        hub.structure || hub.focus
+    }
+
     fn capture(&mut self, pane: &Listed) -> Option<Vec<u8>> {
-        let capture = self.tmux.capture(&pane.native).ok()?;
-        Some(tmux::repaint(&capture.info, &capture.screen))
+        self.capture_many(&[pane]).pop().flatten()
     }
 
     fn capture_many(&mut self, panes: &[&Listed]) -> Vec<Option<Vec<u8>>> {
         let ids: Vec<&str> = panes.iter().map(|p| p.native.as_str()).collect();
+        if self.watch.streaming() {
+            return self.watch.capture(&ids);
+        }
         self.tmux
             .capture_many(&ids)
             .into_iter()
@@ -183,12 +241,45 @@ impl PaneSource for TmuxSource {
         if self.away >= 3 && !self.tmux.is_running() {
             return Next::Ended;
         }
-        std::thread::sleep(due.saturating_duration_since(Instant::now()));
-        if self.control.stop.load(Ordering::Relaxed) {
+        if !self.watch.streaming() {
+            std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        } else if self.watch.hub().wait(due) && Instant::now() < due {
+            std::thread::sleep(GATHER);
+        }
+        if self.control.close.load(Ordering::Relaxed) {
+            Next::Ended
+        } else if self.control.stop.load(Ordering::Relaxed) {
             Next::Stop
         } else {
             Next::Round
         }
+    }
+}
+
+impl TmuxSource {
+    /// The panes: the last listing while the control clients report no change, else a new one.
+    fn listing(&mut self) -> Result<Vec<PaneInfo>, tmux::TmuxError> {
+        let (structure, focus) = {
+            let mut hub = self.watch.hub().lock();
+            (
+                std::mem::take(&mut hub.structure),
+                std::mem::take(&mut hub.focus),
+            )
+        };
+        match &mut self.listing {
+            Some(listing) if !structure && self.watch.streaming() => {
+                if focus {
+                    listing.focused = self.watch.focused()?;
+                }
+            }
+            _ => self.listing = Some(self.watch.list()?),
+        }
+        self.watch.poll_unowned();
+        Ok(self
+            .listing
+            .as_ref()
+            .map(|l| l.panes.clone())
+            .unwrap_or_default())
     }
 }
 
