@@ -98,7 +98,8 @@ pub struct Rule {
     pub stuck_after: Duration,
     /// Also for a pane the person is looking at.
     pub focused: bool,
-    /// The text for `tmux`: `{pane}`, `{kind}`, `{state}`, `{labels}` are filled in.
+    /// The text for `tmux` and `desktop`: `{name}` (the tmux place and window, as the board shows
+    /// it), `{pane}`, `{kind}`, `{state}`, `{labels}` are filled in.
     pub message: String,
     /// How long one delivery may take (`None`: the sink's own limit).
     pub timeout: Option<Duration>,
@@ -180,7 +181,7 @@ pub fn read(path: &std::path::Path) -> std::io::Result<String> {
 }
 
 /// The default `tmux` message.
-pub const DEFAULT_MESSAGE: &str = "lookout: {pane} ({kind}) is {state}";
+pub const DEFAULT_MESSAGE: &str = "lookout: {name} ({kind}) is {state}";
 /// The default `stuck_after`.
 pub const DEFAULT_STUCK_AFTER: Duration = Duration::from_secs(180);
 

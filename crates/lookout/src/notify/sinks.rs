@@ -45,12 +45,7 @@ pub fn body(event: Option<&Event>, state: &PaneState, trigger: &str) -> Value {
 /// Sends one notification through `rule`'s sink, in the background (its kind's pool).
 pub fn deliver(rule: &Rule, state: &PaneState, body: &Value) {
     let (sink, state, body) = (rule.sink.clone(), state.clone(), body.clone());
-    let limit = rule.timeout;
-    let message = fill(
-        &rule.message,
-        &state,
-        body["trigger"].as_str().unwrap_or(""),
-    );
+    let (limit, template) = (rule.timeout, rule.message.clone());
     let pool = match &sink {
         // Delivered by the notifier itself, to a listening terminal.
         Sink::Terminal(_) => return,
@@ -60,6 +55,9 @@ pub fn deliver(rule: &Rule, state: &PaneState, body: &Value) {
         Sink::Tmux | Sink::Bell => pool::of("tmux"),
     };
     pool.submit(move || {
+        // Asked of tmux here, on the sink's own thread: the notifier never waits on tmux.
+        let named = template.replace("{name}", &friendly_name(&state.pane));
+        let message = fill(&named, &state, body["trigger"].as_str().unwrap_or(""));
         let result = match &sink {
             Sink::Exec(command) => exec(command, &state, &body, limit.unwrap_or(EXEC_LIMIT)),
             Sink::Webhook(url) => webhook(url, &body, limit.unwrap_or(WEBHOOK_LIMIT)),
@@ -85,9 +83,29 @@ pub fn deliver(rule: &Rule, state: &PaneState, body: &Value) {
     });
 }
 
-/// `{pane}`, `{kind}`, `{state}`, `{labels}` filled in.
+/// The name a person knows a pane by: a tmux pane's place and window (`work:2.0 api`, as the
+/// board shows it), else its lookout id.
+pub fn friendly_name(pane: &str) -> String {
+    let Some((socket, id)) = crate::pty::tmux::Socket::of_pane_id(pane) else {
+        return pane.to_owned();
+    };
+    let place = "#{session_name}:#{window_index}.#{pane_index} #{window_name}";
+    socket
+        .command()
+        .args(["display-message", "-p", "-t", id, place])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| pane.to_owned())
+}
+
+/// `{pane}`, `{kind}`, `{state}`, `{labels}` filled in, and `{name}` as the pane id (a sink's
+/// delivery fills it with the tmux name first: that asks tmux).
 pub fn fill(template: &str, state: &PaneState, trigger: &str) -> String {
     template
+        .replace("{name}", &state.pane)
         .replace("{pane}", &state.pane)
         .replace("{kind}", state.kind.as_deref().unwrap_or("-"))
         .replace("{state}", trigger)

@@ -210,7 +210,7 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
     settings(
         dir.path(),
         &format!(
-            "{}\n[[notify]]\nsink = \"tmux\"\non = [\"blocked\"]\nmessage = \"lookout: {{pane}} is {{state}}\"\n\n[[notify]]\nsink = \"bell\"\non = [\"blocked\"]\n",
+            "{}\n[[notify]]\nsink = \"tmux\"\non = [\"blocked\"]\nmessage = \"lookout: {{name}} ({{pane}}) is {{state}}\"\n\n[[notify]]\nsink = \"bell\"\non = [\"blocked\"]\n",
             exec_to(&out, "[\"blocked\"]", "")
         ),
     );
@@ -221,6 +221,9 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
         .run(&["new-window", "-d", "-P", "-F", "#{pane_id}", &claude])
         .trim()
         .to_owned();
+    // Named now, not when tmux's automatic rename gets to it.
+    tmux.run(&["rename-window", "-t", &hidden, "agent"]);
+    let session = tmux.run(&["display-message", "-p", "-t", &hidden, "#{session_name}"]);
     // A person's terminal, attached to the session: it shows the first window.
     let client_terminal = Outer::start(&["tmux", "-L", &name, "attach"], 100, 30, &[]);
     wait_until(
@@ -275,8 +278,11 @@ fn tmux_sinks_skip_the_pane_in_view_and_looking_at_a_pane_clears_unread() {
     wait_until(
         "the tmux message on the client",
         || {
-            tmux.run(&["show-messages"])
-                .contains(&format!("lookout: {} is blocked", id(&hidden)))
+            tmux.run(&["show-messages"]).contains(&format!(
+                "lookout: {}:1.0 agent ({}) is blocked",
+                session.trim(),
+                id(&hidden)
+            ))
         },
         || tmux.run(&["show-messages"]),
     );
