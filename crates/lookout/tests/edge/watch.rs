@@ -323,6 +323,9 @@ fn the_board_restarts_a_killed_server_and_says_so() {
         || pid(&socket).is_some(),
         || term.screen(),
     );
+    // The board drawn: it has connected (a server killed before that is a failed start, which
+    // the board reports and exits on, not a crash it restarts from).
+    term.wait_for("the board drawn", |s| s.contains("lookout · "));
     let first = pid(&socket).expect("pid");
     let killed = Command::new("kill")
         .args(["-9", &first.to_string()])
