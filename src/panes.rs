@@ -130,13 +130,18 @@ pub fn kept<'w>(world: &'w World, id: &str) -> Option<Kept<'w>> {
     })
 }
 
-/// The panes running an identified agent whose release is not known yet: the edge probes each
-/// once and queues [`ProcessEvent::Version`].
-pub fn unversioned_agents(world: &mut World) -> Vec<(String, HookedProcess)> {
+/// The panes running an identified agent whose release is not known yet and that `wanted`
+/// (pane, generation) still asks about: the edge probes each once and queues
+/// [`ProcessEvent::Version`]. Only those are copied out (this runs after every tick).
+pub fn unversioned_agents(
+    world: &mut World,
+    mut wanted: impl FnMut(&str, Generation) -> bool,
+) -> Vec<(String, HookedProcess)> {
     let mut query = world.query::<(&PaneId, &AgentKind, &HookedProcess)>();
     query
         .iter(world)
         .filter(|(_, kind, p)| kind.id.is_some() && p.alive() && p.version.is_none())
+        .filter(|(pane, _, p)| wanted(pane.as_str(), p.generation))
         .map(|(pane, _, p)| (pane.as_str().to_owned(), p.clone()))
         .collect()
 }

@@ -47,11 +47,12 @@ impl Versions {
     /// asked about gets its version from the cache or a new probe. Returns what to queue now.
     pub fn scan(&mut self, world: &mut bevy_ecs::world::World) -> Vec<(String, ProcessEvent)> {
         let mut ready = Vec::new();
-        for (pane, process) in crate::panes::unversioned_agents(world) {
+        let asked = &self.asked;
+        let new = crate::panes::unversioned_agents(world, |pane, generation| {
+            asked.get(pane) != Some(&generation)
+        });
+        for (pane, process) in new {
             let process = &process;
-            if self.asked.get(&pane) == Some(&process.generation) {
-                continue;
-            }
             self.asked.insert(pane.clone(), process.generation);
             let Some(path) = executable(process) else {
                 continue;
