@@ -125,7 +125,8 @@ impl Sources {
     }
 
     /// Stops watching the tmux server at `tmux`: its source closes its panes, removes its options
-    /// and ends (waited for, 5 s at most), and a restarted server does not attach it again.
+    /// and ends on its own thread, and a restarted server does not attach it again. Not waited
+    /// for: the source closes its panes through this server, which must stay free to answer.
     pub fn detach(&mut self, tmux: PathBuf, store: Option<&Store>) -> results::Detached {
         self.prune(store);
         let Some(running) = self.running.remove(&tmux) else {
@@ -135,7 +136,6 @@ impl Sources {
             };
         };
         running.close.store(true, Ordering::Relaxed);
-        let _ = running.done.recv_timeout(Duration::from_secs(5));
         forget(store, &tmux);
         eprintln!(
             "lookout: no longer watching the tmux server at {}",
