@@ -6,7 +6,7 @@
 # your own status line — a badge, not a theme:
 #   @lookout_badge        the window's worst pane: ●blocked (red), ●done (teal), ●working (yellow)
 #   @lookout_pane_badge   the same for the current pane
-# Both show nothing while the server is not vouching for them (a heartbeat 20 s old or unset).
+# Both show nothing while no lookout server writes them (`@lookout_live` unset).
 # e.g.  set -g window-status-format         '#I:#W#F#{E:@lookout_badge}'
 #       set -g window-status-current-format '#I:#W#F#{E:@lookout_badge}'
 # Options: @lookout-bin (the lookout executable; default `lookout` on PATH),
@@ -16,11 +16,10 @@ opt() { tmux show-option -gqv "$1"; }
 bin="$(opt @lookout-bin)"
 bin="${bin:-lookout}"
 
-# A badge only while the server vouches for it: hidden once @lookout_heartbeat (rewritten every
-# 5 s) is 20 s old or unset — a server that was killed leaves its options behind. (`%s` is the
-# time now: tmux expands status formats through strftime.)
-fresh() { # $1 = what to show while the heartbeat is fresh
-  printf '%s' "#{?#{e|<:#{e|+:#{@lookout_heartbeat},20},%s},,$1}"
+# A badge only while a server writes it: tmux itself unsets @lookout_live the moment lookout's
+# connection to it goes, so a killed server's leftover options show nothing.
+fresh() { # $1 = what to show while the options have a writer
+  printf '%s' "#{?@lookout_live,$1,}"
 }
 badge() { # $1 = the option holding the state
   fresh "#{?#{==:#{$1},blocked},#[fg=red#,bold] ●blocked#[default],#{?#{==:#{$1},done},#[fg=colour37#,bold] ●done#[default],#{?#{==:#{$1},working},#[fg=yellow] ●working#[default],}}}"

@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub socket_name: Option<String>,
     /// Write `@lookout_state`, `@lookout_attention`, `@lookout_label` pane options, their
-    /// `@lookout_window_*` roll-ups and a `@lookout_heartbeat` global option.
+    /// `@lookout_window_*` roll-ups and a `@lookout_live` global flag.
     #[arg(long)]
     pub set_options: bool,
     /// Stop watching this tmux server: its panes leave lookout, its `@lookout_*` options are

@@ -379,7 +379,7 @@ fn run_shell_in_tmux_conf_leaves_the_pane_alone() {
     tmux.run(&["run-shell", &line]);
     wait_until(
         "the source writing options",
-        || !tmux.option("-g", &pane, "@lookout_heartbeat").is_empty(),
+        || !tmux.option("-g", &pane, "@lookout_live").is_empty(),
         || home.log(),
     );
     let mode = tmux.run(&["display", "-p", "-t", &pane, "#{pane_in_mode}"]);
@@ -488,7 +488,7 @@ fn tmux_options_go_with_their_writer_and_a_new_tmux_server_is_new_panes() {
         || {
             is(&home, &id, "claude", "done")
                 && tmux.option("-p", &pane, "@lookout_state") == "done"
-                && !tmux.option("-g", "", "@lookout_heartbeat").is_empty()
+                && !tmux.option("-g", "", "@lookout_live").is_empty()
         },
         || tmux.screen(&pane),
     );
@@ -496,7 +496,7 @@ fn tmux_options_go_with_their_writer_and_a_new_tmux_server_is_new_panes() {
     let stop = home.run(&["stop"]);
     assert!(stop.status.success(), "{}", text(&stop));
     assert_eq!(tmux.option("-p", &pane, "@lookout_state"), "");
-    assert_eq!(tmux.option("-g", "", "@lookout_heartbeat"), "");
+    assert_eq!(tmux.option("-g", "", "@lookout_live"), "");
     // A new client brings the server back and it watches the same tmux server again: resumed.
     let status = home.run(&["status"]);
     assert!(status.status.success(), "{}", text(&status));
@@ -508,6 +508,32 @@ fn tmux_options_go_with_their_writer_and_a_new_tmux_server_is_new_panes() {
                 && tmux.option("-p", &pane, "@lookout_state") == "done"
         },
         || format!("{:?}\n{}", home.pane(&id), home.log()),
+    );
+    // The server is killed outright: it removes nothing, but tmux clears `@lookout_live` as its
+    // connection goes, so status lines stop showing the leftover `done`.
+    assert_eq!(tmux.option("-g", "", "@lookout_live"), "1");
+    let pid = home
+        .client()
+        .and_then(|mut c| c.call_raw("server.info", json!({})).ok())
+        .and_then(|info| info["pid"].as_u64())
+        .expect("server pid");
+    let killed = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    wait_until(
+        "tmux clearing @lookout_live",
+        || tmux.option("-g", "", "@lookout_live").is_empty(),
+        || tmux.option("-p", &pane, "@lookout_state"),
+    );
+    assert_eq!(tmux.option("-p", &pane, "@lookout_state"), "done");
+    let status = home.run(&["status"]);
+    assert!(status.status.success(), "{}", text(&status));
+    wait_until(
+        "the restarted server vouching again",
+        || tmux.option("-g", "", "@lookout_live") == "1",
+        || home.log(),
     );
     // A new tmux server under the same name reuses `%0`: a new pane, nothing inherited.
     drop(tmux);

@@ -391,9 +391,15 @@ fn source_commands_logged(tmux: &Tmux) -> Vec<String> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .filter(|l| {
-            ["list-panes", "capture-pane", "display-message"]
-                .iter()
-                .any(|c| l.contains(&format!("command: {c}")))
+            [
+                "list-panes",
+                "capture-pane",
+                "display-message",
+                "set-option",
+                "set-hook",
+            ]
+            .iter()
+            .any(|c| l.contains(&format!("command: {c}")))
         })
         .map(str::to_owned)
         .collect()
@@ -402,7 +408,7 @@ fn source_commands_logged(tmux: &Tmux) -> Vec<String> {
 /// Watching a tmux server whose pane keeps printing writes nothing to tmux's message log once
 /// the pane is open: the source streams what panes print rather than running commands each round
 /// (a round of `list-panes` and a `capture-pane` per pane filled the log, pushing the user's
-/// messages out).
+/// messages out) — with options written too (a heartbeat option rewritten every 5 s did).
 #[test]
 fn watching_keeps_tmux_message_log_free_of_polling() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -415,7 +421,7 @@ fn watching_keeps_tmux_message_log_free_of_polling() {
         "i=0; while :; do printf '\\rtick %s ' $i; i=$((i+1)); sleep 0.05; done",
     );
     let served = Served::start_in(dir.path(), 100);
-    attach(&served, &name, false);
+    attach(&served, &name, true);
     let id = format!("tmux:{name}:{pane}");
     wait_until(
         "the pane",
@@ -430,11 +436,16 @@ fn watching_keeps_tmux_message_log_free_of_polling() {
             .as_u64()
             .unwrap_or(0)
     };
+    wait_until(
+        "the options flag written",
+        || tmux.option("-g", "", "@lookout_live") == "1",
+        || describe(&served, &tmux, &pane),
+    );
     let before = source_commands_logged(&tmux);
     let start = rounds();
     wait_until(
-        "six more rounds",
-        || rounds() >= start + 6,
+        "seven seconds of rounds",
+        || rounds() >= start + 14,
         || format!("{} rounds", rounds()),
     );
     let after = source_commands_logged(&tmux);

@@ -223,7 +223,8 @@ impl PaneSource for TmuxSource {
             let Snapshot { panes, .. } = server.call(&params::PaneList {})?;
             let mut infos: Vec<PaneInfo> = self.infos.values().cloned().collect();
             infos.sort_by(|a, b| a.id.cmp(&b.id));
-            tmux_options::write_all(options, &self.tmux, &infos, &panes);
+            let clients = self.watch.client_pids();
+            tmux_options::write_all(options, &self.tmux, &infos, &panes, &clients);
         }
         self.control.rounds.fetch_add(1, Ordering::Relaxed);
         Ok(())

@@ -1,17 +1,25 @@
 //! The `@lookout_*` options the tmux source writes back (see ARCHITECTURE.md, Pane sources): per
 //! pane `@lookout_state`,
 //! `@lookout_attention`, `@lookout_label`, per window the same of its worst pane as
-//! `@lookout_window_*`, and a global `@lookout_heartbeat`; each written only when it changes, all
+//! `@lookout_window_*`, and a global `@lookout_live`; each written only when it changes, all
 //! removed when the source stops, and any a source that died left behind removed on start.
+//!
+//! `@lookout_live` says the badges have a writer. It is written once, not refreshed on a timer
+//! (tmux logs every command in its message log): a `client-detached` hook, installed with it,
+//! unsets it as soon as one of the source's control clients leaves the server — so when lookout
+//! is killed, tmux itself marks the badges stale. A client that leaves while lookout lives (its
+//! session closed) is followed by the next round writing the flag and the hook again.
 //! Touches the tmux CLI only.
 
 use crate::panes::{Badge, PaneState};
 use crate::pty::tmux::{PaneInfo, Scope, Tmux};
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, Instant, SystemTime};
 
-/// How often the heartbeat option is rewritten.
-const HEARTBEAT: Duration = Duration::from_secs(5);
+/// The global option that says a source writes the badges.
+const LIVE: &str = "@lookout_live";
+/// The slot of `client-detached` this source's hook takes (a fixed one, so it replaces its own
+/// and leaves the user's hooks alone).
+const HOOK: &str = "client-detached[7501]";
 
 /// Writes the options of every listed pane and window from the server's `states`.
 pub(super) fn write_all(
@@ -19,6 +27,7 @@ pub(super) fn write_all(
     tmux: &Tmux,
     listed: &[PaneInfo],
     states: &[PaneState],
+    clients: &[u32],
 ) {
     let by_id: HashMap<&str, &PaneState> = states.iter().map(|s| (s.pane.as_str(), s)).collect();
     let mut windows: BTreeMap<&str, Vec<&PaneState>> = BTreeMap::new();
@@ -32,7 +41,7 @@ pub(super) fn write_all(
         let values = Values::of(states.into_iter());
         options.write(tmux, Scope::Window, window, &values);
     }
-    options.beat(tmux);
+    options.live(tmux, clients);
 }
 
 /// The three option values of a pane, or of a window's worst pane.
@@ -76,7 +85,8 @@ impl Values {
 #[derive(Default)]
 pub(super) struct Options {
     written: HashMap<(Scope, String, &'static str), String>,
-    beat_at: Option<Instant>,
+    /// The control clients (pids) the hook watches, once `@lookout_live` is written.
+    live_for: Option<Vec<u32>>,
 }
 
 impl Options {
@@ -84,11 +94,10 @@ impl Options {
     /// left on it (one source per tmux server, so any `@lookout_*` option there is stale).
     pub(super) fn reset(&mut self, tmux: &Tmux) {
         self.written.clear();
-        self.beat_at = None;
         for (scope, target, name) in tmux.lookout_options() {
             let _ = tmux.set_option(scope, &target, &name, "");
         }
-        let _ = tmux.set_option(Scope::Global, "", "@lookout_heartbeat", "");
+        self.unlive(tmux);
     }
 
     /// Unsets everything written (the source stops).
@@ -98,25 +107,35 @@ impl Options {
                 let _ = tmux.set_option(scope, &target, name, "");
             }
         }
-        let _ = tmux.set_option(Scope::Global, "", "@lookout_heartbeat", "");
+        self.unlive(tmux);
     }
 
-    /// `@lookout_heartbeat` = the Unix time of the last round, every few seconds: a status line can
-    /// tell badges whose writer stopped.
-    fn beat(&mut self, tmux: &Tmux) {
-        if self.beat_at.is_some_and(|at| at.elapsed() < HEARTBEAT) {
+    /// Writes `@lookout_live` and the hook that unsets it when one of `clients` (the pids of the
+    /// source's control clients) leaves; only when that set changed. With no control client (tmux
+    /// cannot stream) the flag is written without a hook and outlives a crash.
+    fn live(&mut self, tmux: &Tmux, clients: &[u32]) {
+        if self.live_for.as_deref() == Some(clients) {
             return;
         }
-        let now = SystemTime::now()
-            .duration_since(SystemTime::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
-        if tmux
-            .set_option(Scope::Global, "", "@lookout_heartbeat", &now.to_string())
-            .is_ok()
-        {
-            self.beat_at = Some(Instant::now());
+        let hooked = if clients.is_empty() {
+            tmux.run(&["set-hook", "-gu", HOOK]).is_ok()
+        } else {
+            let names: String = clients.iter().map(|pid| format!("client-{pid}|")).collect();
+            let test = format!("#{{m:*|#{{hook_client}}|*,|{names}}}");
+            let unset = format!("set-option -gu {LIVE}");
+            let hook = format!("if-shell -F '{test}' '{unset}'");
+            tmux.run(&["set-hook", "-g", HOOK, &hook]).is_ok()
+        };
+        if hooked && tmux.set_option(Scope::Global, "", LIVE, "1").is_ok() {
+            self.live_for = Some(clients.to_vec());
         }
+    }
+
+    /// Removes `@lookout_live` and its hook.
+    fn unlive(&mut self, tmux: &Tmux) {
+        self.live_for = None;
+        let _ = tmux.run(&["set-hook", "-gu", HOOK]);
+        let _ = tmux.set_option(Scope::Global, "", LIVE, "");
     }
 
     fn write(&mut self, tmux: &Tmux, scope: Scope, target: &str, values: &Values) {

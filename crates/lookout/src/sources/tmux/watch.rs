@@ -55,6 +55,18 @@ impl Watch {
         self.clients.iter().any(ControlClient::alive)
     }
 
+    /// The pids of the clients up, in order.
+    pub fn client_pids(&self) -> Vec<u32> {
+        let mut pids: Vec<u32> = self
+            .clients
+            .iter()
+            .filter(|c| c.alive())
+            .map(ControlClient::pid)
+            .collect();
+        pids.sort_unstable();
+        pids
+    }
+
     /// Detaches every client.
     pub fn stop(&mut self) {
         self.clients.clear();
