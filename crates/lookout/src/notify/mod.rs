@@ -12,6 +12,7 @@
 mod pool;
 pub mod settings;
 mod sinks;
+pub use sinks::is_focused;
 mod timers;
 
 use crate::components::LifecycleState;

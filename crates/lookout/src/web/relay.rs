@@ -142,5 +142,11 @@ fn relayed(lookup: &mut Client, event: Value) -> Message {
         Err(e) if e.code() == Some("unknown_pane") => None,
         Err(e) => return Message::End(e.to_string()),
     };
-    Message::Event(seq, json!({"seq": seq, "event": event, "pane": view}))
+    // A pane the person is looking at in tmux is not announced again by the page's notification.
+    let asks = matches!(event["to"].as_str(), Some("blocked" | "done"));
+    let in_view = asks && crate::notify::is_focused(pane);
+    Message::Event(
+        seq,
+        json!({"seq": seq, "event": event, "pane": view, "in_view": in_view}),
+    )
 }

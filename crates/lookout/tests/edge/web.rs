@@ -674,3 +674,69 @@ fn in_a_browser_a_dialog_is_seen_live_and_answered() {
     browser.click(&format!("{card} .options button.sel"));
     fake.wait_for_text("Done: two (answered 1)");
 }
+
+/// A pane the person is looking at in tmux (the active pane of the window their client shows)
+/// turns blocked with `in_view: true` on the event stream, so the page raises no notification for
+/// it; the same dialog in a window nobody shows carries `in_view: false` and is notified.
+#[test]
+fn a_dialog_in_the_tmux_pane_in_view_is_not_announced_by_the_page() {
+    use crate::support::fake_claude::fake_claude;
+    use crate::support::tmux::Tmux;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let b = board(dir.path());
+    let bin = fake_claude(dir.path());
+    let name = format!("lookout-inview-{}", std::process::id());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let shell = format!("env PATH={path} PS1='$ ' bash --norc --noprofile");
+    let (tmux, hidden) = Tmux::start(&name, 100, 30, &[], &shell);
+    let shown = tmux
+        .run(&["new-window", "-P", "-F", "#{pane_id}", &shell])
+        .trim()
+        .to_owned();
+    let socket = tmux.run(&["display", "-p", "#{socket_path}"]);
+    // The person's own tmux client, in a terminal: it shows the new window.
+    let _person = Outer::start(&["tmux", "-S", socket.trim(), "attach"], 100, 30, &[]);
+    wait_until(
+        "the person's client attached",
+        || {
+            tmux.run(&["list-clients", "-F", "#{pane_id}"])
+                .contains(&shown)
+        },
+        || tmux.run(&["list-clients"]),
+    );
+    let out = b
+        .served
+        .command(&["tmux", "--socket-name", &name, "--server-socket"])
+        .arg(&b.served.socket)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("lookout tmux");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let id = |pane: &str| format!("tmux:{name}:{pane}");
+    for pane in [&hidden, &shown] {
+        tmux.type_line(pane, "claude");
+        wait_until(
+            "claude idle on the board",
+            || pane_state(&b, &id(pane))["lifecycle"] == "idle",
+            || tmux.screen(pane),
+        );
+    }
+    let events = b.events(None);
+    for pane in [&hidden, &shown] {
+        tmux.type_line(pane, "b");
+        let want = id(pane);
+        let event = next_where(&events, "the pane blocked", |e, d| {
+            e == "pane" && d["event"]["to"] == "blocked" && d["event"]["pane"] == want.as_str()
+        });
+        let in_view = event["in_view"].as_bool();
+        assert_eq!(in_view, Some(pane == &shown), "{pane}: {event}");
+    }
+}
