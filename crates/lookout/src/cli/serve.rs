@@ -82,6 +82,10 @@ pub struct Args {
     /// The certificate's private key (PEM) [default: `[http] key`].
     #[arg(long, value_name = "PEM", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// Show every machine of this NATS fleet on the web board too, with its machine and whether
+    /// it is online (docs/web.md) [default: `[http] fleet`, else none].
+    #[arg(long, value_name = "URL")]
+    fleet: Option<String>,
 }
 
 /// Arguments of `lookout stop`.
@@ -163,6 +167,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::SUCCESS);
         }
     }
+    let auth = args.nats.auth(&file.fleet);
     let config = Config {
         socket: args.socket.unwrap_or_else(default_socket_path),
         db: if args.no_db {
@@ -178,15 +183,30 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         retention: Some(retention).filter(|r| !r.is_zero()),
         fleet: fleet_config(
             &args.publish,
-            args.machine,
+            args.machine.clone(),
             args.heartbeat_ttl,
-            args.nats,
+            auth.clone(),
             &file.fleet,
         )?,
     };
     let socket = config.socket.clone();
     let tls = args.tls_cert.clone().zip(args.tls_key.clone());
-    let web = crate::web::config(args.http, args.insecure_lan, tls, &file.http)?;
+    let mut web = crate::web::config(args.http, args.insecure_lan, tls, &file.http)?;
+    match (&mut web, args.fleet.or_else(|| file.http.fleet.clone())) {
+        (Some(plan), Some(url)) => {
+            crate::fleet::settings::check_url(&url)
+                .map_err(anyhow::Error::msg)
+                .context("--fleet")?;
+            let machine = args.machine.as_deref().or(file.fleet.machine.as_deref());
+            plan.fleet = Some(crate::web::fleet::FleetPlan {
+                url,
+                auth,
+                machine: crate::fleet::settings::machine_id(machine, None),
+            });
+        }
+        (None, Some(_)) => bail!("--fleet shows the fleet on the web board: give --http too"),
+        _ => {}
+    }
     // Before anything else: a signal that arrives while manifests compile must still stop us cleanly.
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP])
         .context("installing signal handlers")?;
@@ -242,7 +262,7 @@ fn fleet_config(
     publish: &Option<String>,
     machine: Option<String>,
     heartbeat_ttl: Option<Duration>,
-    nats: super::fleet::NatsArgs,
+    auth: crate::fleet::settings::Auth,
     file: &crate::fleet::settings::FleetSettings,
 ) -> anyhow::Result<Option<crate::fleet::PublishConfig>> {
     let Some(url) = publish.clone().or_else(|| file.publish.clone()) else {
@@ -264,7 +284,7 @@ fn fleet_config(
             .filter(|t| !t.is_zero())
             .or(file.heartbeat_ttl)
             .unwrap_or(crate::fleet::DEFAULT_HEARTBEAT_TTL),
-        auth: nats.auth(file),
+        auth,
     }))
 }
 

@@ -1,9 +1,11 @@
 //! The web board's routes: the page, `GET /api/panes`, `GET /api/events` (Server-Sent Events:
-//! a snapshot, then every event after it) and `POST /api/panes/{pane}/send`. Every request needs
+//! a snapshot, then every event after it), `POST /api/panes/{pane}/send`, and with a fleet
+//! `GET /api/fleet` and `GET /api/fleet/events` (the other machines' panes, whole, on each change). Every request needs
 //! a token: the `Authorization: Bearer` header, or `?token=` on a GET (a page load and an
 //! `EventSource` cannot set headers); a send needs the answering token in the header, so no
 //! link or form elsewhere can make a browser send. Socket calls run on blocking threads.
 
+use super::fleet::FleetView;
 use super::relay::{self, Message, SendBody};
 use super::token::{Role, Tokens};
 use axum::Json;
@@ -14,10 +16,11 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::sync::Semaphore;
 
 /// The page: one file, no build step, nothing fetched from elsewhere.
@@ -35,6 +38,8 @@ pub struct Shared {
     pub tokens: Tokens,
     /// One permit per open event stream.
     pub streams: Arc<Semaphore>,
+    /// The other machines, when the board shows a fleet.
+    pub fleet: Option<Arc<FleetView>>,
 }
 
 /// The peer's address, set per connection by the accept loop.
@@ -48,6 +53,8 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .route("/api/panes", get(panes))
         .route("/api/events", get(events))
         .route("/api/panes/{pane}/send", post(send))
+        .route("/api/fleet", get(fleet))
+        .route("/api/fleet/events", get(fleet_events))
         .layer(middleware::from_fn_with_state(shared.clone(), authorize))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .with_state(shared)
@@ -148,24 +155,29 @@ async fn events(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
         stream,
         _permit: permit,
     };
-    let items = futures_util::stream::unfold((rx, guard), move |(mut rx, guard)| async move {
-        let event = match rx.recv().await? {
-            Message::Snapshot(seq, mut data) => {
-                data["resumed_from"] = json!(resumed);
-                Event::default()
-                    .event("snapshot")
+    let fleet_machine = shared.fleet.as_ref().map(|f| f.machine().to_owned());
+    let items = futures_util::stream::unfold((rx, guard), move |(mut rx, guard)| {
+        let fleet_machine = fleet_machine.clone();
+        async move {
+            let event = match rx.recv().await? {
+                Message::Snapshot(seq, mut data) => {
+                    data["resumed_from"] = json!(resumed);
+                    data["fleet"] = json!(fleet_machine);
+                    Event::default()
+                        .event("snapshot")
+                        .id(seq.to_string())
+                        .data(data.to_string())
+                }
+                Message::Event(seq, data) => Event::default()
+                    .event("pane")
                     .id(seq.to_string())
-                    .data(data.to_string())
-            }
-            Message::Event(seq, data) => Event::default()
-                .event("pane")
-                .id(seq.to_string())
-                .data(data.to_string()),
-            Message::End(why) => Event::default()
-                .event("end")
-                .data(json!({"error": why}).to_string()),
-        };
-        Some((Ok::<_, std::convert::Infallible>(event), (rx, guard)))
+                    .data(data.to_string()),
+                Message::End(why) => Event::default()
+                    .event("end")
+                    .data(json!({"error": why}).to_string()),
+            };
+            Some((Ok::<_, std::convert::Infallible>(event), (rx, guard)))
+        }
     });
     Sse::new(items)
         .keep_alive(KeepAlive::default())
@@ -198,4 +210,46 @@ async fn send(
         StatusCode::OK
     };
     (status, Json(sent)).into_response()
+}
+
+async fn fleet(State(shared): State<Arc<Shared>>) -> Response {
+    match &shared.fleet {
+        Some(view) => Json(view.to_json()).into_response(),
+        None => (StatusCode::NOT_FOUND, "this board shows no fleet (--fleet)").into_response(),
+    }
+}
+
+/// The other machines' panes, whole: at once, then after each change (gathered for a moment) and
+/// each second while anything differs (a machine goes offline by silence, not by an update).
+async fn fleet_events(State(shared): State<Arc<Shared>>) -> Response {
+    let Some(view) = shared.fleet.clone() else {
+        return (StatusCode::NOT_FOUND, "this board shows no fleet (--fleet)").into_response();
+    };
+    let Ok(permit) = shared.streams.clone().try_acquire_owned() else {
+        return (StatusCode::SERVICE_UNAVAILABLE, "too many event streams").into_response();
+    };
+    let changes = view.subscribe();
+    let state = (view, changes, None::<Value>, permit);
+    let items =
+        futures_util::stream::unfold(state, |(view, mut changes, last, permit)| async move {
+            loop {
+                let now = view.to_json();
+                if last.as_ref() != Some(&now) {
+                    let event = Event::default().event("fleet").data(now.to_string());
+                    return Some((
+                        Ok::<_, std::convert::Infallible>(event),
+                        (view, changes, Some(now), permit),
+                    ));
+                }
+                let woke = tokio::time::timeout(Duration::from_secs(1), changes.changed()).await;
+                if matches!(woke, Ok(Err(_))) {
+                    return None;
+                }
+                // A burst of updates (a watch starting over) is sent as one picture.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        });
+    Sse::new(items)
+        .keep_alive(KeepAlive::default())
+        .into_response()
 }

@@ -8,6 +8,7 @@
 //! and `web.addr` beside the socket (where `lookout web` finds it).
 
 pub mod api;
+pub mod fleet;
 pub mod relay;
 pub mod tls;
 pub mod token;
@@ -34,6 +35,7 @@ pub struct RawHttp {
     insecure_lan: bool,
     cert: Option<PathBuf>,
     key: Option<PathBuf>,
+    fleet: Option<String>,
 }
 
 /// `[http]`, validated.
@@ -45,6 +47,8 @@ pub struct HttpSettings {
     pub insecure_lan: bool,
     /// HTTPS: the certificate chain and the private key (PEM files).
     pub tls: Option<(PathBuf, PathBuf)>,
+    /// The NATS server whose fleet the page shows too.
+    pub fleet: Option<String>,
 }
 
 /// Validates `[http]`: `(key, why)` on error.
@@ -64,10 +68,20 @@ pub fn validate(raw: RawHttp) -> Result<HttpSettings, (&'static str, String)> {
         (Some(_), None) => return Err(("key", "a cert needs its key".into())),
         (None, Some(_)) => return Err(("cert", "a key needs its cert".into())),
     };
+    if let Some(url) = &raw.fleet {
+        crate::fleet::settings::check_url(url).map_err(|why| ("fleet", why))?;
+        if listen.is_none() {
+            return Err((
+                "fleet",
+                "shows the fleet on the web board: set `listen` too".into(),
+            ));
+        }
+    }
     Ok(HttpSettings {
         listen,
         insecure_lan: raw.insecure_lan,
         tls,
+        fleet: raw.fleet,
     })
 }
 
@@ -80,6 +94,8 @@ pub struct Plan {
     pub tls: Option<(PathBuf, PathBuf)>,
     /// Plain HTTP on a network address, as asked.
     pub insecure: bool,
+    /// Every machine of this fleet on the page too.
+    pub fleet: Option<fleet::FleetPlan>,
 }
 
 /// The flags (which win) over the file; `None`: no web board. A non-loopback address needs
@@ -106,6 +122,7 @@ pub fn config(
         addr,
         tls,
         insecure,
+        fleet: None,
     }))
 }
 
@@ -136,6 +153,10 @@ pub fn start(plan: &Plan, socket: &Path) -> anyhow::Result<String> {
         socket: socket.to_owned(),
         tokens,
         streams: Arc::new(Semaphore::new(api::MAX_STREAMS)),
+        fleet: match &plan.fleet {
+            Some(fleet) => Some(fleet::FleetView::start(fleet).context("the fleet watch")?),
+            None => None,
+        },
     });
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()

@@ -14,7 +14,7 @@ use std::process::{Child, ChildStderr, ChildStdout, Stdio};
 const TTL: &str = "2s";
 
 /// A publishing server: `alpha` by flags, `beta` by the settings file's `[fleet]` table.
-fn publishing(dir: &std::path::Path, nats: &Nats, machine: &str) -> Served {
+pub(crate) fn publishing(dir: &std::path::Path, nats: &Nats, machine: &str) -> Served {
     let dir = dir.join(machine);
     if machine == "beta" {
         let config = dir.join("config").join("lookout");
@@ -78,13 +78,13 @@ fn online(view: &Value, machine: &str) -> Option<bool> {
 }
 
 /// Opens `pane` with a claude process and has its hook report `state`.
-fn claude_pane(s: &Served, pane: &str) {
+pub(crate) fn claude_pane(s: &Served, pane: &str) {
     let mut c = s.client();
     open_with(&mut c, pane, &["/usr/bin/claude"]);
     announce(&mut c, pane, "hook:claude");
 }
 
-fn report(s: &Served, pane: &str, seq: u64, state: &str) {
+pub(crate) fn report(s: &Served, pane: &str, seq: u64, state: &str) {
     let r = s.client().call_raw(
         "report.state",
         json!({"pane": pane, "source": "hook:claude", "seq": seq, "state": state}),

@@ -29,7 +29,16 @@ struct Board {
 }
 
 fn board(dir: &Path) -> Board {
-    let served = Served::start_with(dir, 100, &["--http", "127.0.0.1:0"]);
+    board_with(dir, &[])
+}
+
+fn board_with(dir: &Path, extra: &[&str]) -> Board {
+    let args: Vec<&str> = ["--http", "127.0.0.1:0"]
+        .iter()
+        .chain(extra)
+        .copied()
+        .collect();
+    let served = Served::start_with(dir, 100, &args);
     let file = served.socket.with_file_name("web.addr");
     wait_until(
         "the board's address file",
@@ -125,12 +134,17 @@ impl Board {
 
     /// The event stream's messages, `(event, data)`, read on a thread of their own.
     fn events(&self, last_id: Option<u64>) -> mpsc::Receiver<(String, Value)> {
+        self.stream("/api/events", last_id)
+    }
+
+    /// The messages of the event stream at `path`.
+    fn stream(&self, path: &str, last_id: Option<u64>) -> mpsc::Receiver<(String, Value)> {
         let mut stream = TcpStream::connect(&self.addr).expect("connect");
         let resume = last_id
             .map(|n| format!("Last-Event-ID: {n}\r\n"))
             .unwrap_or_default();
         let request = format!(
-            "GET /api/events?token={} HTTP/1.0\r\nAccept: text/event-stream\r\n{resume}\r\n",
+            "GET {path}?token={} HTTP/1.0\r\nAccept: text/event-stream\r\n{resume}\r\n",
             self.token
         );
         stream.write_all(request.as_bytes()).expect("write");
@@ -739,4 +753,114 @@ fn a_dialog_in_the_tmux_pane_in_view_is_not_announced_by_the_page() {
         let in_view = event["in_view"].as_bool();
         assert_eq!(in_view, Some(pane == &shown), "{pane}: {event}");
     }
+}
+
+/// `--fleet URL`: the board shows every other machine's panes with their machine, live (a remote
+/// pane going blocked arrives on the fleet stream), and a machine killed outright is marked
+/// offline once its heartbeat ages out; this machine's own panes stay answerable from the socket.
+#[test]
+fn with_a_fleet_the_board_shows_every_machine_and_marks_one_offline() {
+    use crate::fleet::{claude_pane, publishing, report};
+    use crate::support::nats::Nats;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = Nats::start(dir.path());
+    let url = nats.url();
+    let b = board_with(
+        &dir.path().join("here"),
+        &["--fleet", &url, "--publish", &url, "--machine", "here"],
+    );
+    let mut alpha = publishing(dir.path(), &nats, "alpha");
+    claude_pane(&alpha, "a1");
+    let fleet = b.stream("/api/fleet/events", None);
+    let remote = |data: &Value, lifecycle: &str, online: bool| {
+        data["panes"].as_array().is_some_and(|ps| {
+            ps.iter().any(|p| {
+                p["machine"] == "alpha"
+                    && p["pane"] == "a1"
+                    && p["lifecycle"] == lifecycle
+                    && p["online"] == online
+            })
+        })
+    };
+    next_where(&fleet, "alpha's pane, idle and online", |e, d| {
+        e == "fleet" && remote(d, "idle", true)
+    });
+    report(&alpha, "a1", 1, "blocked");
+    let data = next_where(&fleet, "alpha's pane blocked, live", |e, d| {
+        e == "fleet" && remote(d, "blocked", true)
+    });
+    assert_eq!(data["machine"], "here", "{data}");
+    let mine = |d: &Value| {
+        d["machines"]
+            .as_array()
+            .is_some_and(|ms| ms.iter().any(|m| m["machine"] == "here"))
+            || d["panes"]
+                .as_array()
+                .is_some_and(|ps| ps.iter().any(|p| p["machine"] == "here"))
+    };
+    assert!(
+        !mine(&data),
+        "this machine comes from the socket, not the fleet: {data}"
+    );
+    let (_, snapshot) = b.get("/api/fleet");
+    assert!(remote(&snapshot, "blocked", true), "{snapshot}");
+    // The page learns from the socket's snapshot that a fleet is shown, and which machine it is.
+    let events = b.events(None);
+    let first = next_where(&events, "the snapshot", |e, _| e == "snapshot");
+    assert_eq!(first["fleet"], "here", "{first}");
+    // The page draws the remote pane with its machine, and no controls (it is answered there).
+    let browser = Browser::start(1200, 800);
+    let url = format!("http://{}/?token={}", b.addr, b.token);
+    browser.session("POST", "/url", &json!({ "url": url }));
+    let card = r#"section.pane[data-machine="alpha"][data-state="blocked"]"#;
+    browser.find(card);
+    assert!(
+        browser.text(card).contains("alpha"),
+        "{}",
+        browser.text(card)
+    );
+    assert_eq!(browser.text(&format!("{card} form")), "", "no prompt box");
+    alpha.kill9();
+    next_where(
+        &fleet,
+        "alpha offline after its heartbeat TTL, its pane still shown",
+        |e, d| e == "fleet" && remote(d, "blocked", false),
+    );
+    let offline = r#"section.pane.offline[data-machine="alpha"]"#;
+    browser.find(offline);
+    assert!(
+        browser.text(offline).contains("alpha (offline)"),
+        "{}",
+        browser.text(offline)
+    );
+    wait_until(
+        "the header counting the other machine, offline",
+        || {
+            browser
+                .text("#fleet")
+                .contains("1 other machine(s), 0 online")
+        },
+        || browser.text("header"),
+    );
+}
+
+/// Without `--http`, `--fleet` is refused with a reason rather than ignored.
+#[test]
+fn a_fleet_without_a_board_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new(LOOKOUT)
+        .args([
+            "serve",
+            "--no-db",
+            "--fleet",
+            "nats://127.0.0.1:4222",
+            "--socket",
+        ])
+        .arg(dir.path().join("s.sock"))
+        .env("XDG_CONFIG_HOME", dir.path())
+        .output()
+        .expect("run serve");
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("give --http too"), "{err}");
 }
