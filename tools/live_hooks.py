@@ -81,8 +81,8 @@ def log(*a):
 
 # ---------------------------------------------------------------- isolation
 
-def enter_namespaces():
-    """Re-exec under `unshare -m -n`: loopback-only network, private /home (bound from WORK/home)."""
+def enter_namespaces(script=__file__):
+    """Re-exec `script` under `unshare -m -n`: loopback-only network, private /home (WORK/home)."""
     if os.environ.get(NS_FLAG) == "1":
         return
     if not shutil.which("unshare"):
@@ -92,7 +92,7 @@ def enter_namespaces():
     os.makedirs(WORK + "/home", exist_ok=True)
     inner = "ip link set lo up && mount --bind %s /home && exec %s" % (
         shlex.quote(WORK + "/home"),
-        " ".join(shlex.quote(a) for a in [sys.executable, os.path.abspath(__file__)] + sys.argv[1:]))
+        " ".join(shlex.quote(a) for a in [sys.executable, os.path.abspath(script)] + sys.argv[1:]))
     r = subprocess.run(["unshare", "-m", "-n", "sh", "-c", inner], env=dict(os.environ, **{NS_FLAG: "1"}))
     sys.exit(r.returncode)
 

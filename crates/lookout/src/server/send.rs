@@ -257,7 +257,7 @@ impl Sends {
     }
 
     /// Moves every send on: Enter when due, a verdict when one is proven or time is up. A
-    /// confirmed submit started a turn: the pane is told so (`panes::submitted`), so the turn ends
+    /// confirmed prompt submitted to a pane at rest started a turn: the pane is told so (`panes::submitted`), so the turn ends
     /// done with an event however short it was. `seq`: the last event number given out, returned
     /// with the verdict (a turn the send started has later events: `agent.wait` `after`).
     pub fn step(&mut self, now: Instant, world: &mut World, seq: u64) {
@@ -267,7 +267,13 @@ impl Sends {
             match self.next(i, now, current.as_ref()) {
                 Some((verdict, reason)) => {
                     let s = self.active.remove(i);
+                    // Only a prompt submitted at rest starts a turn: a key that answers a
+                    // dialog (a denial leaves the pane idle) or text typed into a working pane
+                    // starts none the screen does not show.
+                    let at_rest = matches!(s.baseline, LifecycleState::Idle | LifecycleState::Done);
                     if verdict == Verdict::Confirmed
+                        && s.request.submit
+                        && at_rest
                         && panes::submitted(world, &s.request.pane, "send").is_ok()
                     {
                         current = panes::state(world, &s.request.pane).ok();

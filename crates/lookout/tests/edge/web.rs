@@ -396,6 +396,9 @@ fn a_dialog_is_answered_from_the_board_and_a_stale_click_is_refused() {
         (200, Some("confirmed")),
         "{sent}"
     );
+    // A denial ends no turn: the pane is idle (it was read working, then `done` + unread, as if
+    // the answer key had been a new prompt).
+    assert_eq!(sent["state"]["lifecycle"], "idle", "{sent}");
     fake.wait_for_text("Declined: two");
 
     // A page that reconnects gets a fresh snapshot (at or past what it applied), then events.
