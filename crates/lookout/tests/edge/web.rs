@@ -607,8 +607,30 @@ impl Browser {
     }
 
     fn click(&self, css: &str) {
-        let e = self.find(css);
-        self.session("POST", &format!("/element/{e}/click"), &json!({}));
+        self.act(css, "click", &json!({}));
+    }
+
+    /// Types `text` into the element `css` matches, as keys.
+    fn type_into(&self, css: &str, text: &str) {
+        self.act(css, "value", &json!({ "text": text }));
+    }
+
+    /// WebDriver action `what` on the element `css` matches, found again and retried when the
+    /// page redrew it in between (the page re-renders its cards on every event).
+    fn act(&self, css: &str, what: &str, body: &Value) {
+        let last = std::cell::RefCell::new(String::new());
+        wait_until(
+            &format!("{what} on {css}"),
+            || {
+                let e = self.find(css);
+                let path = format!("/session/{}/element/{e}/{what}", self.session);
+                let headers = [("Content-Type", "application/json")];
+                let (status, text) = http(&self.addr, "POST", &path, &headers, &body.to_string());
+                *last.borrow_mut() = text;
+                status == 200
+            },
+            || last.borrow().clone(),
+        );
     }
 }
 
@@ -637,12 +659,7 @@ fn in_a_browser_a_dialog_is_seen_live_and_answered() {
     let url = format!("http://{}/?token={}", b.addr, b.token);
     browser.session("POST", "/url", &json!({ "url": url }));
     let card = r#"section.pane[data-pane="w1"]"#;
-    let input = browser.find(&format!("{card} input"));
-    browser.session(
-        "POST",
-        &format!("/element/{input}/value"),
-        &json!({"text": "one"}),
-    );
+    browser.type_into(&format!("{card} input"), "one");
     browser.click(&format!("{card} form button"));
     browser.find(&format!(r#"{card}[data-state="working"]"#));
     browser.find(&format!(
@@ -668,12 +685,7 @@ fn in_a_browser_a_dialog_is_seen_live_and_answered() {
 
     // A page that shows a dialog the pane no longer has (here: its fingerprint altered in the
     // page) gets its click refused, says so, and refreshes; the next click is the right one.
-    let input = browser.find(&format!("{card} input"));
-    browser.session(
-        "POST",
-        &format!("/element/{input}/value"),
-        &json!({"text": "two"}),
-    );
+    browser.type_into(&format!("{card} input"), "two");
     browser.click(&format!("{card} form button"));
     browser.find(&format!(
         r#"{card}[data-state="blocked"] .options button.sel"#
