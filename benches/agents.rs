@@ -70,11 +70,11 @@ fn shots(kind: &str) -> Vec<Shot> {
         for e in &cast.events {
             match &e.kind {
                 EventKind::Output(data) => {
-                    let (t, g) = p.process(data.as_bytes());
-                    if let Some(t) = t {
+                    let said = p.process(data.as_bytes());
+                    if let Some(t) = said.title {
                         title = t;
                     }
-                    if let Some(g) = g {
+                    if let Some(g) = said.progress {
                         progress = g;
                     }
                 }

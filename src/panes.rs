@@ -407,6 +407,7 @@ fn spawn_pane(
                 screen(rows, cols),
                 Title::default(),
                 Progress::default(),
+                Inband::default(),
                 agent,
             ),
             (

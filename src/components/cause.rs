@@ -1,5 +1,5 @@
-//! `Cause`: why something changed — a screen rule, a hook source, a process exit, `seen`, or
-//! submitted input.
+//! `Cause`: why something changed — a screen rule, a hook source, a status the program announced
+//! in its own bytes, a process exit, `seen`, or submitted input.
 //! A value carried by `Lifecycle`, `Attention`, `Labels`, `Verdict` and every event; not a component.
 
 use std::sync::Arc;
@@ -11,6 +11,8 @@ pub enum Cause {
     Screen(Arc<str>),
     /// A hook source reported.
     Hook(Arc<str>),
+    /// The program announced it in-band: the sequence (`osc777`, `osc9;4`, `osc7501`).
+    Inband(Arc<str>),
     /// The pane's process exited or was replaced.
     ProcessExited,
     /// The embedder said the pane was seen.
@@ -24,7 +26,7 @@ pub enum Cause {
 }
 
 impl Cause {
-    /// Parses the wire form (`screen:<id>`, `hook:<source>`, `process:exited`, `seen`,
+    /// Parses the wire form (`screen:<id>`, `hook:<source>`, `inband:<sequence>`, `process:exited`, `seen`,
     /// `seen:<how>`, `input:<how>`).
     pub fn parse(text: &str) -> Option<Cause> {
         if text == "process:exited" {
@@ -38,6 +40,7 @@ impl Cause {
             "seen" => Some(Cause::SeenBy(Arc::from(rest))),
             "screen" => Some(Cause::Screen(Arc::from(rest))),
             "hook" => Some(Cause::Hook(Arc::from(rest))),
+            "inband" => Some(Cause::Inband(Arc::from(rest))),
             "input" => Some(Cause::Input(Arc::from(rest))),
             _ => None,
         }
@@ -49,6 +52,7 @@ impl std::fmt::Display for Cause {
         match self {
             Cause::Screen(rule) => write!(f, "screen:{rule}"),
             Cause::Hook(source) => write!(f, "hook:{source}"),
+            Cause::Inband(sequence) => write!(f, "inband:{sequence}"),
             Cause::ProcessExited => f.write_str("process:exited"),
             Cause::Seen => f.write_str("seen"),
             Cause::SeenBy(how) => write!(f, "seen:{how}"),

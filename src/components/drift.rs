@@ -20,6 +20,8 @@ pub enum Stale {
     Unmatched {
         /// Since when.
         since: Instant,
+        /// The CLI's release, when known (`--version`): the one to record.
+        version: Option<String>,
     },
     /// The identified CLI is newer than any recorded release.
     Newer {
@@ -67,7 +69,10 @@ impl Drift {
         });
         let quiet = unmatched
             .filter(|(since, last)| last.saturating_duration_since(*since) >= UNMATCHED_FOR)
-            .map(|(since, _)| Stale::Unmatched { since });
+            .map(|(since, _)| Stale::Unmatched {
+                since,
+                version: version.map(str::to_owned),
+            });
         Drift {
             unmatched,
             stale: newer.or(quiet),
@@ -81,9 +86,22 @@ impl Drift {
                 "{kind} {version} is newer than every recorded release (newest {recorded}): record it \
                  (tools/install_agents.sh {kind}@{version}; tools/capture.py record {kind} --version {version})"
             ),
-            Stale::Unmatched { since } => format!(
-                "the screen kept changing for {}s with no {kind} rule firing: record this CLI's screens \
-                 (tools/capture.py record {kind}) and add the rule they need",
+            Stale::Unmatched {
+                since,
+                version: Some(v),
+            } => format!(
+                "the screen kept changing for {}s with no {kind} rule firing ({kind} {v}): record \
+                 this release's screens (tools/capture.py record {kind} --version {v}) and add the \
+                 rule they need",
+                now.saturating_duration_since(*since).as_secs()
+            ),
+            Stale::Unmatched {
+                since,
+                version: None,
+            } => format!(
+                "the screen kept changing for {}s with no {kind} rule firing ({kind}, release \
+                 unknown: `{kind} --version`): record this release's screens (tools/capture.py \
+                 record {kind}) and add the rule they need",
                 now.saturating_duration_since(*since).as_secs()
             ),
         })
@@ -116,7 +134,7 @@ mod tests {
         for s in (0..=60).step_by(5) {
             d = d.observe(Some(false), t0 + Duration::from_secs(s), None, &[]);
         }
-        assert!(matches!(d.stale, Some(Stale::Unmatched { since }) if since == t0));
+        assert!(matches!(d.stale, Some(Stale::Unmatched { since, .. }) if since == t0));
         assert!(
             d.describe("claude", t0 + Duration::from_secs(61))
                 .is_some_and(|s| s.contains("61s"))

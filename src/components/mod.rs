@@ -9,6 +9,7 @@
 //! | `Title`         | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Progress`      | `ingest_output` (Ingest)                   | `evaluate_rules`                         |
 //! | `Glimpse`       | `ingest_output` (Ingest)                   | `resolve_priority`                       |
+//! | `Inband`        | `ingest_output` (Ingest)                   | `resolve_priority`                       |
 //! | `HookedProcess` | `ingest_processes`, `ingest_hooks` (Ingest)| identify, evaluate, resolve, the embedder|
 //! | `AgentKind`     | `identify_agents` (Ingest)                 | hooks, evaluate, resolve, transitions    |
 //! | `HookEvidence`  | `ingest_hooks` (Ingest)                    | `resolve_priority`, `emit_events`        |
@@ -28,6 +29,7 @@ mod composer;
 mod drift;
 mod glimpse;
 mod hooked_process;
+mod inband;
 mod labels;
 mod last_turn;
 mod lifecycle;
@@ -46,6 +48,7 @@ pub use composer::{Composer, ComposerState, ComposerView};
 pub use drift::{Drift, Stale, compare_versions};
 pub use glimpse::Glimpse;
 pub use hooked_process::{Generation, HookedProcess, Presence};
+pub use inband::Inband;
 pub use labels::Labels;
 pub use last_turn::LastTurn;
 pub use lifecycle::{Lifecycle, LifecycleState, Settling};

@@ -9,7 +9,7 @@
 
 use super::row_grid::{RowGrid, RowsUpdate};
 use crate::terminal::Grid;
-use crate::terminal::Terminal;
+use crate::terminal::{Said, Terminal};
 use bevy_ecs::component::Component;
 use std::num::NonZeroU16;
 
@@ -100,25 +100,29 @@ impl Screen {
         }
     }
 
-    /// Feeds PTY bytes; returns the title and progress they set, if any. A screen fed with rows
-    /// ignores bytes.
-    pub fn process(&mut self, bytes: &[u8]) -> (Option<String>, Option<String>) {
+    /// Feeds PTY bytes; returns the title, progress and status announcement they set, if any.
+    /// A screen fed with rows ignores bytes.
+    pub fn process(&mut self, bytes: &[u8]) -> Said {
         match &mut self.term {
             Term::Vt(t) => t.process(bytes),
-            Term::Rows(_) => (None, None),
+            Term::Rows(_) => Said::default(),
         }
     }
 
     /// Applies the embedder's changed rows; returns the title and progress they set, if any. A
     /// terminal fed with bytes ignores rows.
-    pub fn apply_rows(&mut self, mut update: RowsUpdate) -> (Option<String>, Option<String>) {
+    pub fn apply_rows(&mut self, mut update: RowsUpdate) -> Said {
         match &mut self.term {
             Term::Rows(g) => {
-                let osc = (update.title.take(), update.progress.take());
+                let said = Said {
+                    title: update.title.take(),
+                    progress: update.progress.take(),
+                    announced: None,
+                };
                 g.apply(update);
-                osc
+                said
             }
-            Term::Vt(_) => (None, None),
+            Term::Vt(_) => Said::default(),
         }
     }
 

@@ -94,6 +94,9 @@ pub struct Verdict {
     /// (the screen lags its hooks: a dialog is drawn after `PermissionRequest`, the spinner after
     /// `UserPromptSubmit`, the dialog is erased after `PostToolUse`).
     pub hold: Option<(Decision, Instant)>,
+    /// An in-band announcement that arrived in the tick a departure took: applied on the next
+    /// (a program announces itself before the process probe has seen it start).
+    pub deferred: Option<(Decision, Cause)>,
     /// A working screen was seen since the last tick, before this idle decision (a
     /// short turn): the pane passes through working first, with this cause.
     pub passed_working: Option<Cause>,

@@ -7,7 +7,7 @@
 use super::error::{ManifestError, ManifestErrorKind as K};
 use super::pattern::Pattern;
 use super::raw::{OneOrMany, RawManifest, RawRule};
-use super::{HookPolicy, Region, RuleState};
+use super::{HookPolicy, InbandTrust, Region, RuleState};
 use regex::{Regex, RegexBuilder, RegexSet, RegexSetBuilder};
 use std::sync::Arc;
 use std::time::Duration;
@@ -44,6 +44,8 @@ pub struct CompiledFile {
     pub policy: Option<HookPolicy>,
     /// `[timing] idle_settle_ms`, when given.
     pub idle_settle: Option<Duration>,
+    /// `[inband] trust`, when given.
+    pub inband: Option<InbandTrust>,
     /// Rules in declaration order.
     pub rules: Vec<CompiledRule>,
     /// `recorded`: CLI versions with recordings (empty: unverified).
@@ -134,6 +136,13 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
             None
         }
     };
+    let inband = raw.inband.and_then(|i| i.trust).and_then(|t| {
+        let trust = InbandTrust::parse(&t);
+        if trust.is_none() {
+            errors.push(ManifestError::at(file, None, "trust", K::UnknownTrust(t)));
+        }
+        trust
+    });
     let identify = raw.identify.map(|i| i.process).unwrap_or_default();
     if identify.iter().any(|p| p.trim().is_empty()) {
         errors.push(ManifestError::at(file, None, "process", K::Empty));
@@ -170,6 +179,7 @@ pub fn compile_file(file: &str, text: &str) -> Result<CompiledFile, Vec<Manifest
         override_earlier: raw.override_earlier,
         identify,
         policy,
+        inband,
         idle_settle: raw
             .timing
             .and_then(|t| t.idle_settle_ms)
@@ -511,6 +521,10 @@ mod tests {
                 &"t.toml: field `policy`: unknown policy `latch`; expected dominate or evidence"
                     .to_owned()
             )
+        );
+        assert_eq!(
+            errs("kind=\"k\"\n[inband]\ntrust=\"always\""),
+            ["t.toml: field `trust`: unknown trust `always`; expected hint, state or off"]
         );
     }
 

@@ -24,6 +24,8 @@ pub enum ManifestErrorKind {
     UnknownRegion(String),
     /// A hook policy other than dominate/evidence.
     UnknownPolicy(String),
+    /// An `[inband] trust` other than hint/state/off.
+    UnknownTrust(String),
     /// `lines` outside 1..=200.
     LinesOutOfRange(i64),
     /// `lines` given with a region that has no line count.
@@ -119,6 +121,7 @@ impl fmt::Display for ManifestErrorKind {
                  after_last_rule, prompt_box, title or progress"
             ),
             UnknownPolicy(s) => write!(f, "unknown policy `{s}`; expected dominate or evidence"),
+            UnknownTrust(s) => write!(f, "unknown trust `{s}`; expected hint, state or off"),
             LinesOutOfRange(n) => write!(f, "lines = {n} is outside 1..=200"),
             LinesWithoutRows(r) => {
                 write!(

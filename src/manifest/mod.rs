@@ -10,6 +10,7 @@ pub mod bundled;
 pub mod compile;
 pub mod composer;
 pub mod error;
+mod inband;
 mod literals;
 pub mod pattern;
 pub mod raw;
@@ -18,6 +19,7 @@ mod span;
 pub use compile::{CompiledFile, CompiledRule, compile_file};
 pub use composer::{ComposerSpec, Shape};
 pub use error::{ManifestError, ManifestErrorKind};
+pub use inband::InbandTrust;
 pub use pattern::Pattern;
 
 use regex::RegexSet;
@@ -183,6 +185,8 @@ pub struct KindRules {
     pub policy: HookPolicy,
     /// The idle settle (last file that sets it wins; default 1 s).
     pub idle_settle: Duration,
+    /// How far in-band announcements are believed (last file that sets it wins; default hint).
+    pub inband: InbandTrust,
     /// Distinct regions read by the rules.
     pub regions: Vec<Region>,
     /// One combined automaton per region over every primary pattern reading it; `None` where
@@ -337,12 +341,14 @@ impl KindRules {
     fn merge(name: &str, files: Vec<(usize, CompiledFile)>) -> KindRules {
         let mut policy = HookPolicy::default();
         let mut idle_settle = Duration::from_millis(1000);
+        let mut inband = InbandTrust::default();
         let mut recorded: Vec<String> = Vec::new();
         let mut composer = None;
         let mut ordered: Vec<(i64, usize, usize, Arc<str>, CompiledRule)> = Vec::new();
         for (order, file) in files {
             policy = file.policy.unwrap_or(policy);
             idle_settle = file.idle_settle.unwrap_or(idle_settle);
+            inband = file.inband.unwrap_or(inband);
             composer = file.composer.or(composer);
             for v in file.recorded {
                 if !recorded.contains(&v) {
@@ -387,6 +393,7 @@ impl KindRules {
             name: Arc::from(name),
             policy,
             idle_settle,
+            inband,
             regions,
             sets,
             rules,

@@ -47,6 +47,8 @@ pub struct RawManifest {
     pub identify: Option<RawIdentify>,
     /// Hook policy.
     pub hooks: Option<RawHooks>,
+    /// How far the status the agent announces in its byte stream is believed.
+    pub inband: Option<RawInband>,
     /// Settling.
     pub timing: Option<RawTiming>,
     /// CLI versions this kind's rules were proven on: each has recordings under
@@ -99,6 +101,14 @@ pub struct RawIdentify {
 pub struct RawHooks {
     /// `dominate` or `evidence`.
     pub policy: Option<String>,
+}
+
+/// `[inband]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawInband {
+    /// `hint`, `state` or `off`.
+    pub trust: Option<String>,
 }
 
 /// `[timing]`.

@@ -1,8 +1,8 @@
 //! Ingest, step 1: PTY output (or an embedder's changed rows) and resizes → `Screen`, `Title`,
-//! `Progress`, `Glimpse`.
+//! `Progress`, `Inband` (a status the program announced in its bytes), `Glimpse`.
 //!
 //! Reads `OutputInbox`, `PaneIndex`, `Clock`, `Manifests` and each pane's kind, process and
-//! lifecycle; writes the four components. Bytes are handed to the pane's terminal as they are:
+//! lifecycle; writes the five components. Bytes are handed to the pane's terminal as they are:
 //! garbage renders as garbage, never a panic.
 //!
 //! Short turns (see docs/behaviour.md, Short turns): output that arrived in bursts apart by
@@ -13,12 +13,13 @@
 //! the one place rules run outside Evaluate: the interim screen exists only here.
 
 use crate::components::{
-    AgentKind, Glimpse, HookedProcess, Lifecycle, LifecycleState, Progress, Screen, Title,
+    AgentKind, Glimpse, HookedProcess, Inband, Lifecycle, LifecycleState, Progress, Screen, Title,
 };
 use crate::manifest::RuleState;
 use crate::resources::{Awake, BURST_GAP, Clock, Manifests, Output, OutputInbox, PaneIndex};
 use crate::rules::Look;
 use crate::systems::s5_evaluate_rules::screen_rules;
+use crate::terminal::Said;
 use bevy_ecs::entity::EntityHashMap;
 use bevy_ecs::prelude::*;
 use std::sync::Arc;
@@ -28,6 +29,7 @@ type Panes<'a> = (
     &'a mut Screen,
     &'a mut Title,
     &'a mut Progress,
+    &'a mut Inband,
     &'a mut Glimpse,
     &'a AgentKind,
     &'a HookedProcess,
@@ -62,7 +64,7 @@ pub fn ingest_output(
         let Some(entity) = index.get(&pane) else {
             continue;
         };
-        let Ok((mut screen, mut title, mut progress, _, kind, process, lifecycle)) =
+        let Ok((mut screen, mut title, mut progress, mut inband, _, kind, process, lifecycle)) =
             panes.get_mut(entity)
         else {
             continue;
@@ -93,23 +95,27 @@ pub fn ingest_output(
             }
             so_far.last = at;
         }
-        let (new_title, new_progress) = match output {
+        let said = match output {
             Output::Bytes(bytes, _) => screen.process(&bytes),
             Output::Rows(update, _) => screen.apply_rows(*update),
             Output::Resize { rows, cols } => {
                 screen.resize(rows, cols);
-                (None, None)
+                Said::default()
             }
         };
-        if let Some(t) = new_title {
+        if let Some(t) = said.title {
             title.set_if_neq(Title(t));
         }
-        if let Some(p) = new_progress {
+        if let Some(p) = said.progress {
             progress.set_if_neq(Progress(p));
+        }
+        if let Some(a) = said.announced {
+            // Rewritten even when equal: every announcement is news.
+            *inband = Inband(Some((a, process.generation)));
         }
     }
     for (entity, so_far) in seen.drain() {
-        if let Ok((_, _, _, mut glimpse, ..)) = panes.get_mut(entity) {
+        if let Ok((_, _, _, _, mut glimpse, ..)) = panes.get_mut(entity) {
             match so_far.glimpse {
                 // Rewritten even when equal: "seen this tick" is the fact resolve reads.
                 Some(rule) => *glimpse = Glimpse(Some(rule)),

@@ -12,6 +12,7 @@
 
 mod colour;
 mod grid;
+mod inband;
 mod page;
 mod perform;
 mod repaint;
@@ -20,6 +21,7 @@ mod row;
 pub use colour::Colour;
 pub use grid::{CellAttrs, Grid, GridCell};
 pub(crate) use grid::{colour_bits, look_step, row_hash};
+pub use inband::{Announced, Announcement, MAX_PAYLOAD, Sequence};
 use page::Page;
 use row::Pen;
 
@@ -43,6 +45,20 @@ struct State {
     last_char: Option<char>,
     title: Option<String>,
     progress: Option<String>,
+    /// The latest in-band status announcement not yet taken.
+    announced: Option<Announcement>,
+}
+
+/// What a chunk of bytes said besides the screen: the title, the OSC 9;4 progress payload and
+/// the latest in-band status announcement, each when the chunk set one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Said {
+    /// OSC 0/2 title.
+    pub title: Option<String>,
+    /// OSC 9;4 payload (`4;3;0`).
+    pub progress: Option<String>,
+    /// The last status sequence (`inband`) in the chunk.
+    pub announced: Option<Announcement>,
 }
 
 impl State {
@@ -58,6 +74,7 @@ impl State {
             last_char: None,
             title: None,
             progress: None,
+            announced: None,
         }
     }
 
@@ -92,12 +109,14 @@ impl State {
         self.alternate = true;
     }
 
-    /// RIS: a blank terminal of the same size (a title or progress not yet taken stays).
+    /// RIS: a blank terminal of the same size (a title, progress or announcement not yet taken
+    /// stays).
     fn reset(&mut self) {
         let (rows, cols) = (self.main.nrows(), self.main.cols());
         let (title, progress) = (self.title.take(), self.progress.take());
+        let announced = self.announced.take();
         *self = State::new(rows, cols);
-        (self.title, self.progress) = (title, progress);
+        (self.title, self.progress, self.announced) = (title, progress, announced);
     }
 }
 
@@ -121,11 +140,15 @@ impl Terminal {
         }
     }
 
-    /// Feeds PTY bytes; returns the title and the OSC 9;4 progress they set, if any.
-    pub fn process(&mut self, bytes: &[u8]) -> (Option<String>, Option<String>) {
+    /// Feeds PTY bytes; returns the title, OSC 9;4 progress and status announcement they set.
+    pub fn process(&mut self, bytes: &[u8]) -> Said {
         self.parser.advance(&mut self.state, bytes);
         self.refresh();
-        (self.state.title.take(), self.state.progress.take())
+        Said {
+            title: self.state.title.take(),
+            progress: self.state.progress.take(),
+            announced: self.state.announced.take(),
+        }
     }
 
     /// A new size for both pages.

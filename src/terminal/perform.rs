@@ -1,6 +1,7 @@
 //! The escape sequences lookout's terminal understands, as `vte` hands them over: glyphs (with
 //! wide glyphs, combining marks and the pending wrap), C0 controls, ESC, CSI (motion, erase,
-//! insert/delete, scroll region, SGR pen, private modes) and OSC (title, 9;4 progress).
+//! insert/delete, scroll region, SGR pen, private modes) and OSC (title, 9;4 progress, and the
+//! in-band status sequences `inband` reads).
 //!
 //! The set and its semantics are vt100's (the crate lookout used before, kept as the reference
 //! in `tests/terminal.rs`), so every recording reads the same; anything else is ignored.
@@ -273,6 +274,9 @@ impl vte::Perform for State {
     }
 
     fn osc_dispatch(&mut self, params: &[&[u8]], _bell_terminated: bool) {
+        if let Some(announced) = super::inband::read(params) {
+            self.announced = Some(announced);
+        }
         match params {
             [b"0" | b"2", title] => self.title = Some(String::from_utf8_lossy(title).into_owned()),
             [b"9", b"4", rest @ ..] => {

@@ -3,6 +3,7 @@
 
 mod architecture;
 mod finished_turn;
+mod inband;
 mod manifests;
 mod on_change;
 mod pipeline;

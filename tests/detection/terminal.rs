@@ -38,7 +38,8 @@ impl Pair {
     /// Feeds both; false if vt100 panicked (it does on some streams: a glyph widened by an
     /// emoji-presentation mark in the last column; lookout's terminal must not).
     fn feed(&mut self, bytes: &[u8]) -> bool {
-        let (t, p) = self.ours.process(bytes);
+        let said = self.ours.process(bytes);
+        let (t, p) = (said.title, said.progress);
         self.title.0 = t.or(self.title.0.take());
         self.progress.0 = p.or(self.progress.0.take());
         let theirs = &mut self.theirs;

@@ -11,6 +11,7 @@ mod fleet;
 mod fuzz_smoke;
 mod hardening;
 mod hooks;
+mod inband;
 mod names;
 mod notify;
 mod persistence;
