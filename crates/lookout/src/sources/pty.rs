@@ -119,10 +119,13 @@ impl Link {
 struct PtySource {
     reg: Registration,
     rx: Receiver<Message>,
-    /// The pane's screen as the server should see it now.
+    /// The pane's screen as of `batch[..parsed]`.
     screen: Terminal,
     /// Output not yet fed.
     batch: Vec<u8>,
+    /// How much of `batch` the screen has taken: it is parsed once per batch, when the batch is
+    /// fed (one pass over the bytes, one refresh of the rows), not per read of the PTY.
+    parsed: usize,
     /// When the batch is due.
     flush_at: Option<Instant>,
     /// When `pane.input` was last sent.
@@ -138,6 +141,7 @@ impl PtySource {
         PtySource {
             bracketed: Arc::default(),
             screen: Terminal::new(reg.rows, reg.cols),
+            parsed: 0,
             reg,
             rx,
             batch: Vec::new(),
@@ -148,8 +152,19 @@ impl PtySource {
     }
 
     /// Bytes that redraw the pane's current screen from scratch.
-    fn repaint(&self) -> Vec<u8> {
+    fn repaint(&mut self) -> Vec<u8> {
+        self.catch_up();
         self.screen.repaint()
+    }
+
+    /// Has the screen take the output it has not parsed yet.
+    fn catch_up(&mut self) {
+        if let Some(fresh) = self.batch.get(self.parsed..).filter(|b| !b.is_empty()) {
+            let _ = self.screen.process(fresh);
+            self.bracketed
+                .store(self.screen.bracketed_paste(), Ordering::Relaxed);
+        }
+        self.parsed = self.batch.len();
     }
 
     fn may_tell_typing(&self) -> bool {
@@ -177,6 +192,8 @@ impl PaneSource for PtySource {
 
     fn output(&mut self, _pane: &Listed) -> Vec<u8> {
         self.flush_at = None;
+        self.catch_up();
+        self.parsed = 0;
         std::mem::take(&mut self.batch)
     }
 
@@ -224,13 +241,11 @@ impl PaneSource for PtySource {
                 .recv_timeout(wake.saturating_duration_since(Instant::now()))
             {
                 Ok(Message::Output(bytes)) => {
-                    let _ = self.screen.process(&bytes);
-                    let bracketed = self.screen.bracketed_paste();
-                    self.bracketed.store(bracketed, Ordering::Relaxed);
                     self.batch.extend_from_slice(&bytes);
                     if self.batch.len() > MAX_BATCH {
                         // The server is slower than the child: the current screen says it all.
                         self.batch = self.repaint();
+                        self.parsed = self.batch.len();
                     }
                     self.flush_at.get_or_insert_with(|| Instant::now() + BATCH);
                 }
@@ -242,6 +257,7 @@ impl PaneSource for PtySource {
                 }
                 Ok(Message::Resize(rows, cols)) => {
                     // What came before is fed before the resize (the poller feeds output first).
+                    self.catch_up();
                     self.screen.resize(rows, cols);
                     return Next::Round;
                 }
