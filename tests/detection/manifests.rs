@@ -214,6 +214,14 @@ fn bundled_manifests_identify_the_recorded_processes() {
             Some("omp"),
             "omp",
         ),
+        (
+            &[
+                "node",
+                "/opt/agents/mastracode/node_modules/.bin/mastracode",
+            ],
+            Some("node-MainThread"),
+            "mastracode",
+        ),
     ];
     for (argv, comm, want) in seen {
         let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
