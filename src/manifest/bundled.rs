@@ -45,6 +45,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../manifests/openhands.toml"),
     ),
     ("pi.toml", include_str!("../../manifests/pi.toml")),
+    ("qoder.toml", include_str!("../../manifests/qoder.toml")),
     ("qwen.toml", include_str!("../../manifests/qwen.toml")),
     ("vibe.toml", include_str!("../../manifests/vibe.toml")),
 ];

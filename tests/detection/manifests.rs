@@ -222,6 +222,11 @@ fn bundled_manifests_identify_the_recorded_processes() {
             Some("node-MainThread"),
             "mastracode",
         ),
+        (
+            &["node", "/opt/agents/qoder/node_modules/.bin/qodercli"],
+            Some("node"),
+            "qoder",
+        ),
     ];
     for (argv, comm, want) in seen {
         let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
