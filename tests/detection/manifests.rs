@@ -190,6 +190,43 @@ fn bundled_manifests_identify_the_recorded_processes() {
             Some("node"),
             "auggie",
         ),
+        (
+            &[
+                "/opt/agents/gptme/bin/python3.12",
+                "/opt/agents/gptme/bin/gptme",
+                "--model",
+            ],
+            Some("gptme"),
+            "gptme",
+        ),
+        (
+            &["/opt/agents/vibe/lib/python3.12/site-packages/vibe/_bin/vibe-rs"],
+            Some("vibe-rs"),
+            "vibe",
+        ),
+        (
+            &["node", "/opt/agents/nanocoder/node_modules/.bin/nanocoder"],
+            Some("node-MainThread"),
+            "nanocoder",
+        ),
+        (
+            &["bun", "/opt/agents/omp/node_modules/.bin/omp", "--model"],
+            Some("omp"),
+            "omp",
+        ),
+        (
+            &[
+                "node",
+                "/opt/agents/mastracode/node_modules/.bin/mastracode",
+            ],
+            Some("node-MainThread"),
+            "mastracode",
+        ),
+        (
+            &["node", "/opt/agents/qoder/node_modules/.bin/qodercli"],
+            Some("node"),
+            "qoder",
+        ),
     ];
     for (argv, comm, want) in seen {
         let argv: Vec<String> = argv.iter().map(|a| (*a).to_owned()).collect();
