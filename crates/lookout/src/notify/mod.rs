@@ -12,7 +12,6 @@
 mod pool;
 pub mod settings;
 mod sinks;
-pub use sinks::is_focused;
 mod timers;
 
 use crate::components::LifecycleState;
@@ -360,7 +359,7 @@ impl Worker {
             .ok()
             .and_then(|t| t.get(pane).copied())
             .is_some_and(|at| at.elapsed() < TYPED_IN_VIEW);
-        typed || sinks::is_focused(pane)
+        typed || crate::pty::tmux::in_view(pane)
     }
 }
 

@@ -321,12 +321,3 @@ fn tmux_clients(
     Ok(())
 }
 
-/// Whether the person is looking at `pane` now: a tmux pane that is the active pane of the window
-/// an attached client shows.
-pub fn is_focused(pane: &str) -> bool {
-    let Some((tmux, id)) = tmux_pane(pane) else {
-        return false;
-    };
-    tmux_output(&tmux, &["list-clients", "-F", "#{pane_id}"])
-        .is_some_and(|out| out.lines().any(|l| l.trim() == id))
-}

@@ -541,6 +541,21 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
+/// Whether the person is looking at `pane` (a lookout pane id, `tmux:…%N`) now: it is the active
+/// pane of the window an attached client shows. False for any other pane.
+pub fn in_view(pane: &str) -> bool {
+    let Some((socket, id)) = Socket::of_pane_id(pane) else {
+        return false;
+    };
+    socket
+        .command()
+        .args(["list-clients", "-F", "#{pane_id}"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .is_some_and(|out| String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == id))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

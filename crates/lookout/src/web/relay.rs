@@ -144,7 +144,7 @@ fn relayed(lookup: &mut Client, event: Value) -> Message {
     };
     // A pane the person is looking at in tmux is not announced again by the page's notification.
     let asks = matches!(event["to"].as_str(), Some("blocked" | "done"));
-    let in_view = asks && crate::notify::is_focused(pane);
+    let in_view = asks && crate::pty::tmux::in_view(pane);
     Message::Event(
         seq,
         json!({"seq": seq, "event": event, "pane": view, "in_view": in_view}),
