@@ -52,6 +52,9 @@ Cases (not every kind has every case; see CASES)
   toolrun   (pi) a shell command the CLI runs without asking    i, i (never blocked)
   edit      a file write the CLI asks about, approved            i, b, b, i
   (small without a permission dialog, e.g. pi: the slow case at 80x24)
+  blind-<C>x<R>-<flow>  a session at any size to TEST the rules (markers from the scenario, never
+            from the busy sign): flows trust, long-answer, sleep, deny, interrupt, ctrlc,
+            draft-sleep, ask; see "blind cases" below
 Codex 0.171 runs an app-server daemon whose control socket is under /tmp/codex-daemon-<uid>/ (per
 user, not per HOME): record Codex in one harness at a time, or the second one fails with "app-server
 control socket is already in use".
