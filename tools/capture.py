@@ -1003,6 +1003,8 @@ class Continue(Agent):
     dialog_lines = 18
     dialog_quiet = 0      # the spinner row above the dialog keeps moving
     slow_text = r"esc to interrupt \)"  # the answer shows only when complete: the status row is the sign
+    blind_stream = None  # blind cases: the clock, not the status row, says it streams
+    blind_choice = r"\(esc\)\s*│?\s*$|Would you like to continue\?"  # its choices are not numbered
     approve = ("Enter",)
     deny = ("Escape",)
     interrupt = ("Escape",)
@@ -1807,7 +1809,11 @@ def _blind_dialog(a, p, prompt):
     p.mark("i")
     p.type(prompt, enter_key=a.submit)
     # the dialog's choices are drawn (a small pane may show only the end of the box) and hold still
-    p.wait(BLIND_CHOICE, 30, what="dialog", quiet=0.8, lines=a.dialog_lines)
+    # (quiet 0: a spinner above the dialog keeps the screen moving)
+    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 30, what="dialog", quiet=min(0.8, a.dialog_quiet),
+           lines=a.dialog_lines)
+    if not a.dialog_quiet:
+        time.sleep(0.8)
     p.mark("b")
     time.sleep(1.0)
 
@@ -1816,7 +1822,7 @@ def bl_sleep(a, p):
     _blind_dialog(a, p, "a long tool run please")
     p.keys(*a.approve)
     t0 = time.time()
-    p.wait(BLIND_CHOICE, 10, gone=True, what="dialog-gone", lines=a.dialog_lines)
+    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 10, gone=True, what="dialog-gone", lines=a.dialog_lines)
     time.sleep(1.5)
     p.mark("w")  # the command runs BLIND_LONG_SECONDS and the final answer comes after it
     time.sleep(3.0)
@@ -1831,7 +1837,7 @@ def bl_deny(a, p):
     _blind_dialog(a, p, "perm: please run the command")
     p.mark("b")
     p.keys(*a.deny)
-    p.wait(BLIND_CHOICE, 15, gone=True, what="dialog-gone", lines=a.dialog_lines)
+    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 15, gone=True, what="dialog-gone", lines=a.dialog_lines)
     p.wait(a.ready, 30, what="ready", quiet=a.settle)
     p.mark("i")
     p.type("hello, a short one", enter_key=a.submit)
@@ -1865,7 +1871,7 @@ def bl_draft_sleep(a, p):
     _blind_dialog(a, p, "a long tool run please")
     p.keys(*a.approve)
     t0 = time.time()
-    p.wait(BLIND_CHOICE, 10, gone=True, what="dialog-gone", lines=a.dialog_lines)
+    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 10, gone=True, what="dialog-gone", lines=a.dialog_lines)
     time.sleep(1.0)
     p.type("a draft typed meanwhile", enter=False)
     time.sleep(0.5)
