@@ -1719,7 +1719,6 @@ SCENARIOS = {"shortturn": sc_shortturn, "modelpicker": sc_modelpicker, "presets"
 #   draft-sleep  the approved command, a draft typed while it runs                     i, b, w, i(draft)
 BLIND_SLOW_SECONDS = 14.0
 BLIND_LONG_SECONDS = 9
-BLIND_SIZES = ((200, 50), (60, 15))
 BLIND_CHOICE = r"\b\d\.\s+(?:Yes|No)\b"  # a numbered choice of a dialog (not where the box's top is)
 
 
