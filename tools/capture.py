@@ -52,6 +52,9 @@ Cases (not every kind has every case; see CASES)
   toolrun   (pi) a shell command the CLI runs without asking    i, i (never blocked)
   edit      a file write the CLI asks about, approved            i, b, b, i
   (small without a permission dialog, e.g. pi: the slow case at 80x24)
+  blind-<C>x<R>-<flow>  a session at any size to TEST the rules (markers from the scenario, never
+            from the busy sign): flows trust, long-answer, sleep, deny, interrupt, ctrlc,
+            draft-sleep, ask; see "blind cases" below
 Codex 0.171 runs an app-server daemon whose control socket is under /tmp/codex-daemon-<uid>/ (per
 user, not per HOME): record Codex in one harness at a time, or the second one fails with "app-server
 control socket is already in use".
@@ -260,9 +263,9 @@ class Pane:
 # ---------------------------------------------------------------- mock server
 
 class Mock:
-    def __init__(self, dump=None, slow_seconds=7.0):
+    def __init__(self, dump=None, slow_seconds=7.0, long_seconds=32):
         a = [sys.executable, os.path.join(HERE, "mock_model.py"), "--port", "0",
-             "--slow-seconds", str(slow_seconds), "--project", PROJECT]
+             "--slow-seconds", str(slow_seconds), "--long-seconds", str(long_seconds), "--project", PROJECT]
         if dump:
             a += ["--dump", dump]
         os.makedirs(CAPDIR, exist_ok=True)
@@ -864,9 +867,10 @@ class Copilot(Agent):
                     "COPILOT_PROVIDER_API_KEY": DUMMY_OPENAI, "COPILOT_MODEL": MODEL,
                     "COPILOT_PROVIDER_MAX_PROMPT_TOKENS": "128000",
                     "COPILOT_PROVIDER_MAX_OUTPUT_TOKENS": "8192", "COPILOT_OFFLINE": "true"})
+        trusted = [] if (self.case or "").endswith("-trust") else [PROJECT]  # blind trust flow: it asks
         wjson(HOME + "/.copilot/config.json", {
             "firstLaunchAt": "2026-11-30T00:00:00.000Z", "appTipShown": True,
-            "trustedFolders": [PROJECT], "banner": "never"})
+            "trustedFolders": trusted, "banner": "never"})
 
     def argv(self):
         return [self.bin + "/copilot"]
@@ -945,6 +949,7 @@ class Grok(Agent):
     deny = ("Escape",)
     interrupt = ("Escape",)
     slow_text = r"esc to interrupt\)"  # the answer shows only when complete: the status row is the sign
+    blind_stream = None  # blind cases: the clock, not the status row, says it streams
     startup_timeout = 60
 
     def quit(self, pane):
@@ -1000,6 +1005,8 @@ class Continue(Agent):
     dialog_lines = 18
     dialog_quiet = 0      # the spinner row above the dialog keeps moving
     slow_text = r"esc to interrupt \)"  # the answer shows only when complete: the status row is the sign
+    blind_stream = None  # blind cases: the clock, not the status row, says it streams
+    blind_choice = r"\(esc\)\s*│?\s*$|Would you like to continue\?"  # its choices are not numbered
     approve = ("Enter",)
     deny = ("Escape",)
     interrupt = ("Escape",)
@@ -1938,6 +1945,202 @@ SCENARIOS = {"shortturn": sc_shortturn, "modelpicker": sc_modelpicker, "presets"
              "second": sc_second, "interrupt": sc_interrupt, "small": sc_small}
 
 
+# ---------------------------------------------------------------- blind cases
+# `blind-<C>x<R>-<flow>` (e.g. blind-200x50-long-answer): sessions recorded to test the rules, not to
+# write them. Markers come from what the scenario itself knows (the mock is streaming, the approved
+# command is still running, the dialog is on screen and unanswered, the turn ended), never from the
+# CLI's busy sign: the rules under test read that sign, so the harness must not select screens by it.
+# Flows (any size):
+#   trust        first run in a folder not yet trusted (copilot): the trust question   b, b, i, w, i
+#   long-answer  an answer streamed for BLIND_SLOW_SECONDS                             i, w, w, w, i
+#   sleep        an approved command that runs BLIND_LONG_SECONDS                      i, b, w, w, i
+#   deny         permission dialog, denied; then a short turn                          i, b, b, i, i
+#   interrupt    a streamed answer interrupted mid-way                                 i, w, w, i
+#   ask          the agent's own multiple-choice question, answered                    i, b, b, i
+#   ctrlc        the same, interrupted with Ctrl-C                                     i, w, w, i
+#   draft-sleep  the approved command, a draft typed while it runs                     i, b, w, i(draft)
+BLIND_SLOW_SECONDS = 14.0
+BLIND_LONG_SECONDS = 9
+BLIND_CHOICE = r"\b\d\.\s+(?:Yes|No)\b"  # a numbered choice of a dialog (not where the box's top is)
+
+
+def blind_case(case):
+    """(cols, rows, flow) of a blind case name, or None."""
+    m = re.match(r"^blind-(\d+)x(\d+)-([a-z-]+)$", case or "")
+    if not m or m.group(3) not in BLIND_FLOWS:
+        return None
+    return int(m.group(1)), int(m.group(2)), m.group(3)
+
+
+def _streaming(p, seconds=1.0):
+    """True when the screen changed within `seconds` (output is arriving)."""
+    before = p.text()
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        time.sleep(0.15)
+        if p.text() != before:
+            return True
+    return False
+
+
+def _everything(p):
+    """The pane's screen and its scrollback, wrapped rows joined (a small pane scrolls words away)."""
+    return tmux("capture-pane", "-p", "-J", "-S", "-300", "-t", SESSION, check=False)
+
+
+def _turn_over(a, p, end, timeout=40, ready=True):
+    """The turn's last words came (wrapped or not, a scroll bar beside them, maybe scrolled up), the
+    input prompt is back and the screen holds still."""
+    rx = re.compile(end.replace(" ", r"\W+"))
+    deadline = time.time() + timeout
+    while not rx.search(p.text()) and not rx.search(_everything(p)):
+        if time.time() > deadline:
+            p.snap("FAILED-turn-end")
+            raise TimeoutError("%s/%s: waited %ss for %r" % (a.kind, p.case, timeout, end))
+        time.sleep(0.2)
+    # (a draft in the input box: the prompt row is not bare, so only the stillness is waited for)
+    p.wait(a.ready if ready else r"[\s\S]", timeout, what="ready", quiet=a.settle)
+
+
+def _blind_stream(a, p, marks):
+    """Marks `w` `marks` times while the mock's slow answer is still arriving: its first words are on
+    screen and more keep coming, or (a CLI that shows the answer only when complete, `blind_stream =
+    None`) the clock says the mock is still streaming and the answer's end is not on screen."""
+    sign = getattr(a, "blind_stream", a.slow_text)
+    if sign:
+        p.wait(sign, 30, what="slow-start")
+    else:
+        time.sleep(3.0)
+    t0 = time.time()
+    for n in range(marks):
+        if n:
+            time.sleep(2.0)
+        over = re.search(a.slow_end, p.text()) or time.time() - t0 > BLIND_SLOW_SECONDS - 4
+        if over or (sign and not _streaming(p, 2.0)):
+            raise TimeoutError("%s/%s: the answer stopped streaming before mark %d" % (a.kind, p.case, n + 1))
+        p.mark("w")
+    return t0
+
+
+def bl_long_answer(a, p):
+    p.mark("i")
+    p.type("please give me a slow answer, a long one", enter_key=a.submit)
+    _blind_stream(a, p, 3)
+    _turn_over(a, p, a.slow_end)
+    p.mark("i")
+
+
+def bl_trust(a, p):
+    # the question's choices are on screen (a small pane may show only the end of its box; on a first
+    # run in an untrusted folder nothing else offers numbered choices)
+    p.wait(BLIND_CHOICE, a.startup_timeout, what="trust-question", quiet=a.settle, lines=a.dialog_lines)
+    p.mark("b")
+    time.sleep(1.5)
+    p.mark("b")
+    p.keys("Enter")  # the first choice: trust it
+    p.wait(a.ready, 30, what="ready", quiet=a.settle)
+    p.mark("i")
+    p.type("please give me a slow answer", enter_key=a.submit)
+    _blind_stream(a, p, 1)
+    _turn_over(a, p, a.slow_end)
+    p.mark("i")
+
+
+def _blind_dialog(a, p, prompt):
+    p.mark("i")
+    p.type(prompt, enter_key=a.submit)
+    # the dialog's choices are drawn (a small pane may show only the end of the box) and hold still
+    # (quiet 0: a spinner above the dialog keeps the screen moving)
+    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 30, what="dialog", quiet=min(0.8, a.dialog_quiet),
+           lines=a.dialog_lines)
+    if not a.dialog_quiet:
+        time.sleep(0.8)
+    p.mark("b")
+    time.sleep(1.0)
+
+
+def bl_sleep(a, p):
+    _blind_dialog(a, p, "a long tool run please")
+    p.keys(*a.approve)
+    t0 = time.time()
+    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 10, gone=True, what="dialog-gone", lines=a.dialog_lines)
+    time.sleep(1.5)
+    p.mark("w")  # the command runs BLIND_LONG_SECONDS and the final answer comes after it
+    time.sleep(3.0)
+    if time.time() - t0 > BLIND_LONG_SECONDS - 1 or re.search(a.final, p.text()):
+        raise TimeoutError("%s/%s: the command ended before the second working mark" % (a.kind, p.case))
+    p.mark("w")
+    _turn_over(a, p, a.final, timeout=BLIND_LONG_SECONDS + 30)
+    p.mark("i")
+
+
+def bl_deny(a, p):
+    _blind_dialog(a, p, "perm: please run the command")
+    p.mark("b")
+    p.keys(*a.deny)
+    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 15, gone=True, what="dialog-gone", lines=a.dialog_lines)
+    p.wait(a.ready, 30, what="ready", quiet=a.settle)
+    p.mark("i")
+    p.type("hello, a short one", enter_key=a.submit)
+    _turn_over(a, p, a.answer)
+    p.mark("i")
+
+
+def bl_interrupt(a, p):
+    p.mark("i")
+    p.type("a slow answer I will interrupt", enter_key=a.submit)
+    t0 = _blind_stream(a, p, 2)
+    p.keys(*a.interrupt)
+    # the stream stops: the prompt is back and the screen holds still; and past the time the answer
+    # would have taken, its end never came (a key the CLI does not take as an interrupt fails here)
+    p.wait(a.ready, 20, what="ready", quiet=a.settle)
+    time.sleep(max(0.0, t0 + BLIND_SLOW_SECONDS + 2.0 - time.time()))
+    if re.search(a.slow_end.replace(" ", r"\W+"), p.text() + _everything(p)):
+        raise TimeoutError("%s/%s: the answer went on to its end: not interrupted" % (a.kind, p.case))
+    p.wait(a.ready, 5, what="ready", quiet=a.settle)
+    p.mark("i")
+
+
+def bl_ctrlc(a, p):
+    """The interrupt with Ctrl-C (once) instead of the CLI's own interrupt keys."""
+    a.interrupt = ("C-c",)
+    bl_interrupt(a, p)
+
+
+def bl_draft_sleep(a, p):
+    """The approved long command, with a draft typed while it runs: working, then idle with the draft."""
+    _blind_dialog(a, p, "a long tool run please")
+    p.keys(*a.approve)
+    t0 = time.time()
+    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 10, gone=True, what="dialog-gone", lines=a.dialog_lines)
+    time.sleep(1.0)
+    p.type("a draft typed meanwhile", enter=False)
+    time.sleep(0.5)
+    if time.time() - t0 > BLIND_LONG_SECONDS - 2 or re.search(a.final, p.text()):
+        raise TimeoutError("%s/%s: the command ended before the working mark" % (a.kind, p.case))
+    p.mark("w")
+    _turn_over(a, p, a.final, timeout=BLIND_LONG_SECONDS + 30, ready=False)
+    p.mark("i", composer="pending:a draft typed meanwhile")
+
+
+def bl_ask(a, p):
+    """The agent's own multiple-choice question (the mock's "ask me"), answered with the first choice."""
+    p.mark("i")
+    p.type("ask me a question first", enter_key=a.submit)
+    p.wait(r"(?i)greeting", 60, what="question", quiet=0.8, lines=a.question_lines)
+    p.mark("b")
+    time.sleep(1.0)
+    p.mark("b")
+    p.keys(*a.question_answer)
+    _turn_over(a, p, a.final)
+    p.mark("i")
+
+
+BLIND_FLOWS = {"ask": bl_ask, "trust": bl_trust, "long-answer": bl_long_answer, "sleep": bl_sleep, "deny": bl_deny,
+               "interrupt": bl_interrupt, "ctrlc": bl_ctrlc,
+               "draft-sleep": bl_draft_sleep}
+
+
 # ---------------------------------------------------------------- runner
 
 def descendants(pid):
@@ -1991,7 +2194,11 @@ def run_case(agent, case, args):
     explore = args.mode == "explore"
     cols, rows = SIZES.get(case, (120, 40))
     os.makedirs(CAPDIR, exist_ok=True)
-    mock = Mock(dump=args.dump, slow_seconds=agent.slow_seconds)
+    blind = blind_case(case)
+    if blind:
+        cols, rows = blind[0], blind[1]
+    mock = Mock(dump=args.dump, slow_seconds=BLIND_SLOW_SECONDS if blind else agent.slow_seconds,
+                long_seconds=BLIND_LONG_SECONDS if blind else 32)
     env = fresh_home()
     env["LOOKOUT_CAPTURE"] = "1"
     agent.case = case
@@ -2023,9 +2230,9 @@ def run_case(agent, case, args):
     ok = False
     try:
         pane.start(cmd, cols, rows)
-        if case != "signin":
+        if case != "signin" and not (blind and blind[2] == "trust"):
             agent.before(pane)
-        SCENARIOS[case](agent, pane)
+        (BLIND_FLOWS[blind[2]] if blind else SCENARIOS[case])(agent, pane)
         ok = True
     except Exception as e:  # noqa
         log("FAILED: %s" % e)
