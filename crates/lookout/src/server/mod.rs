@@ -9,7 +9,8 @@
 //!   `handlers` and `subscribe` hold its simpler parts.
 //! - `store`: SQLite (see docs/behaviour.md, Persistence); `mirror`: the JSON mirror fallback
 //!   (see docs/protocol.md, The JSON mirror).
-//! - `versions`: the `--version` probe of identified agents, for drift (`rules_stale`).
+//! - `versions`: the release of identified agents, for drift (`rules_stale`) — read from their
+//!   install (`installs`), `--version` only as the last resort.
 //!
 //! Everything here is edge: sockets, threads, SQLite and files live in this module and in `cli/`,
 //! never in the core.
@@ -19,6 +20,7 @@ pub mod conn;
 pub mod dblock;
 pub mod engine;
 mod handlers;
+mod installs;
 pub mod mirror;
 pub mod queues;
 mod send;
