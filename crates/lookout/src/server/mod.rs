@@ -258,7 +258,7 @@ impl Server {
                     }
                 }
                 // The lock before the first read: a second server must not even migrate it.
-                let lock = dblock::lock(path).map_err(|e| held_by_a_peer(&config.socket, e))?;
+                let lock = dblock::lock_db(path).map_err(|e| held_by_a_peer(&config.socket, e))?;
                 (
                     Some(store::Store::open(path).map_err(ServeError::Store)?),
                     Some(lock),
