@@ -7,7 +7,8 @@
 //!   one queue per connection served in turn, hook reports first.
 //! - `engine`: the world thread — requests between ticks, the tick, persistence, fan-out;
 //!   `handlers` and `subscribe` hold its simpler parts.
-//! - `store`: SQLite (see docs/behaviour.md, Persistence); `mirror`: the JSON mirror fallback
+//! - `store`: SQLite (see docs/behaviour.md, Persistence), its file watched by `dbfile`;
+//!   `mirror`: the JSON mirror fallback
 //!   (see docs/protocol.md, The JSON mirror).
 //! - `versions`: the release of identified agents, for drift (`rules_stale`) — read from their
 //!   install (`installs`), `--version` only as the last resort.
@@ -17,6 +18,7 @@
 
 pub mod accept;
 pub mod conn;
+pub mod dbfile;
 pub mod dblock;
 pub mod engine;
 mod handlers;
