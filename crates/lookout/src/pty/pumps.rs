@@ -96,8 +96,7 @@ pub(crate) fn writer(
     mut writer: Box<dyn Write + Send>,
     unread: Arc<AtomicUsize>,
 ) -> io::Result<Sender<(Vec<u8>, bool)>> {
-    let (tx, rx): (Sender<(Vec<u8>, bool)>, Receiver<(Vec<u8>, bool)>) =
-        crossbeam_channel::unbounded();
+    let (tx, rx) = crossbeam_channel::unbounded::<(Vec<u8>, bool)>();
     thread::Builder::new()
         .name("lookout-pty-in".into())
         .spawn(move || {
