@@ -115,9 +115,13 @@ pub fn lock_db(db: &Path) -> Result<DbLock, LockError> {
     match inode.try_lock() {
         Ok(()) => {}
         Err(TryLockError::WouldBlock) => {
+            // The holder's pid, when it holds the database under this name.
+            let pid = std::fs::read_to_string(lock_path(db))
+                .ok()
+                .and_then(|text| text.trim().parse().ok());
             return Err(LockError::Held {
                 db: db.to_owned(),
-                pid: None,
+                pid,
             });
         }
         Err(TryLockError::Error(e)) => return Err(io(e)),
