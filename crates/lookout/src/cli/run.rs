@@ -76,7 +76,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     };
     let (catalog, _) = crate::private::catalog(&[]);
     // `pane.send` types through the pass-through loop, between the person's keys.
-    let (inject_tx, inject_rx) = crossbeam_channel::bounded(64);
+    let (inject_tx, inject_rx) = crate::pty::inject::channel();
     let pane_id = pane.clone();
     let server = socket.clone();
     let link = Link::start(

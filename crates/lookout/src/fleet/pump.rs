@@ -2,8 +2,9 @@
 //! leaves in the outbox (`publisher`): pane states into the bucket, events into the stream, a
 //! heartbeat every third of the TTL. When NATS is unreachable it logs once, retries with backoff,
 //! and on every (re)connection republishes every current state and deletes this machine's keys
-//! for panes that closed meanwhile, so the bucket converges on the store's picture. Whatever fails
-//! goes back into the outbox. Touches: the network (NATS) and stderr, nothing else.
+//! for panes that closed meanwhile, so the bucket converges on the store's picture. It watches
+//! this machine's keys: a live pane's value overwritten with one no board can read (or deleted)
+//! is put back at once. Whatever fails goes back into the outbox. Touches: the network (NATS) and stderr, nothing else.
 
 use super::publisher::{BACKOFF, BATCH, PublishConfig, Shared, lock};
 use super::settings::redact;
@@ -46,6 +47,8 @@ pub(super) async fn run(config: PublishConfig, shared: Arc<Shared>) {
     };
     let js = async_nats::jetstream::new(client);
     let mut link: Option<Link> = None;
+    // This machine's keys as the bucket has them, to put back what someone else overwrote.
+    let mut own: Option<async_nats::jetstream::kv::Watch> = None;
     let mut backoff = BACKOFF.0;
     let mut beat_due = tokio::time::Instant::now();
     loop {
@@ -63,6 +66,8 @@ pub(super) async fn run(config: PublishConfig, shared: Arc<Shared>) {
             match connect_link(&js, &config, &shared).await {
                 Ok(new) => {
                     beat_due = tokio::time::Instant::now() + new.ttl / 3;
+                    let mine = format!("{}.>", key::escape(&config.machine));
+                    own = new.panes.watch(mine).await.ok();
                     link = Some(new);
                     backoff = BACKOFF.0;
                     up_again(&shared, &config, link.as_ref().map(|l| l.ttl));
@@ -81,6 +86,13 @@ pub(super) async fn run(config: PublishConfig, shared: Arc<Shared>) {
         tokio::select! {
             () = shared.wake.notified() => {}
             () = tokio::time::sleep_until(beat_due) => {}
+            entry = next_own(&mut own) => {
+                match entry {
+                    Some(entry) => overwritten(&shared, &config.machine, &entry),
+                    // (watched again on the next connection)
+                    None => own = None,
+                }
+            }
             Some(event) = conn_rx.recv() => {
                 match event {
                     // The server may have restarted (and lost its storage): republish it all.
@@ -103,6 +115,38 @@ pub(super) async fn run(config: PublishConfig, shared: Arc<Shared>) {
             link = None;
         }
     }
+}
+
+/// The next change to this machine's keys; never, without a watch.
+async fn next_own(
+    own: &mut Option<async_nats::jetstream::kv::Watch>,
+) -> Option<async_nats::jetstream::kv::Entry> {
+    match own {
+        Some(watch) => watch.next().await.and_then(Result::ok),
+        None => std::future::pending().await,
+    }
+}
+
+/// A change to one of this machine's keys: a live pane's value that is not a pane state (or was
+/// deleted) is not this server's doing — it would hide the pane from every board until the pane
+/// changed again — so its state is queued to be put back, and that is logged.
+fn overwritten(shared: &Shared, machine: &str, entry: &async_nats::jetstream::kv::Entry) {
+    use async_nats::jetstream::kv::Operation;
+    let Some((_, pane)) = key::split_key(&entry.key) else {
+        return;
+    };
+    let readable = entry.operation == Operation::Put
+        && serde_json::from_slice::<crate::panes::PaneState>(&entry.value).is_ok();
+    let mut outbox = lock(&shared.outbox);
+    if readable || !outbox.states.contains_key(&pane) {
+        return;
+    }
+    eprintln!(
+        "lookout: fleet: the bucket's value for {machine}.{pane} was overwritten with one no board can read; put back"
+    );
+    outbox.dirty.insert(pane);
+    drop(outbox);
+    shared.wake.notify_one();
 }
 
 /// Opens the buckets and stream and republishes everything: every current state, a delete for

@@ -9,8 +9,8 @@
 //!   relay): each connect/read/write 5 s, three tries, all within `timeout` (15 s).
 //! - `tmux` / `bell`: `display-message` on, or a BEL to the terminal of, every tmux client showing
 //!   the pane's session.
-//! - `desktop`: `Notify` on the session bus's `org.freedesktop.Notifications` (zbus), each call
-//!   within `timeout` (5 s).
+//! - `desktop`: `Notify` on the session bus's `org.freedesktop.Notifications` (zbus), connection,
+//!   handshake and call all within `timeout` (5 s).
 //!
 //! Also what "the person is looking at it" means for a tmux pane: it is the active pane of the
 //! window an attached client shows. Touches child processes, loopback TCP, tmux and the session bus.
@@ -173,29 +173,44 @@ fn exec(
 }
 
 /// `Notify` on the session bus's `org.freedesktop.Notifications`: summary "lookout", the message as
-/// the body, critical urgency for a pane that waits for the person.
+/// the body, critical urgency for a pane that waits for the person. The whole of it — connecting,
+/// the bus's authentication handshake (a bus that accepts and never answers hangs there), the
+/// call — within `limit`; past it the connection is dropped.
 fn desktop(state: &PaneState, message: &str, limit: Duration) -> Result<(), String> {
+    use futures_util::future::{Either, select};
     use std::collections::HashMap;
-    let bus = zbus::blocking::connection::Builder::session()
-        .map(|b| b.method_timeout(limit))
-        .and_then(zbus::blocking::connection::Builder::build)
-        .map_err(|e| format!("no session bus: {e}"))?;
     let urgency: u8 = if state.input_required { 2 } else { 1 };
-    let mut hints: HashMap<&str, zbus::zvariant::Value<'_>> = HashMap::new();
-    hints.insert("urgency", urgency.into());
-    hints.insert("category", "im.received".into());
-    let actions: Vec<&str> = Vec::new();
-    bus.call_method(
-        Some("org.freedesktop.Notifications"),
-        "/org/freedesktop/Notifications",
-        Some("org.freedesktop.Notifications"),
-        "Notify",
-        &(
-            "lookout", 0u32, "", "lookout", message, actions, hints, -1i32,
-        ),
-    )
-    .map(drop)
-    .map_err(|e| format!("org.freedesktop.Notifications: {e}"))
+    let notify = async {
+        let bus = zbus::connection::Builder::session()
+            .map(|b| b.method_timeout(limit))
+            .map_err(|e| format!("no session bus: {e}"))?
+            .build()
+            .await
+            .map_err(|e| format!("no session bus: {e}"))?;
+        let mut hints: HashMap<&str, zbus::zvariant::Value<'_>> = HashMap::new();
+        hints.insert("urgency", urgency.into());
+        hints.insert("category", "im.received".into());
+        let actions: Vec<&str> = Vec::new();
+        bus.call_method(
+            Some("org.freedesktop.Notifications"),
+            "/org/freedesktop/Notifications",
+            Some("org.freedesktop.Notifications"),
+            "Notify",
+            &(
+                "lookout", 0u32, "", "lookout", message, actions, hints, -1i32,
+            ),
+        )
+        .await
+        .map(drop)
+        .map_err(|e| format!("org.freedesktop.Notifications: {e}"))
+    };
+    let late = async_io::Timer::after(limit);
+    match async_io::block_on(select(std::pin::pin!(notify), late)) {
+        Either::Left((delivered, _)) => delivered,
+        Either::Right(_) => Err(format!(
+            "the session bus did not answer within {limit:?}; connection dropped"
+        )),
+    }
 }
 
 fn webhook(url: &str, body: &Value, limit: Duration) -> Result<(), String> {

@@ -1,6 +1,7 @@
 //! The edge that touches terminals: PTY spawning and pass-through, asciicast files, process probes, tmux.
 
 pub mod chord;
+pub mod inject;
 pub mod marker_file;
 pub mod passthrough;
 pub mod probe;

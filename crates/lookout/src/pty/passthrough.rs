@@ -45,8 +45,9 @@ pub struct Options {
     pub answer_queries: bool,
     /// Bytes lookout writes to the outer terminal between the child's output (notifications).
     pub outer: Option<crossbeam_channel::Receiver<Vec<u8>>>,
-    /// Bytes lookout types into the child's terminal between the person's keys (`pane.send`).
-    pub inject: Option<crossbeam_channel::Receiver<Vec<u8>>>,
+    /// Bytes lookout types into the child's terminal between the person's keys (`pane.send`),
+    /// bounded by what the child has not read (`inject`).
+    pub inject: Option<crate::pty::inject::Injected>,
 }
 
 /// How often the loop checks for child exit and marker-file lines when nothing else happens.
@@ -82,11 +83,15 @@ pub fn run(
     if let Some(outer) = options.outer.clone() {
         pumps::forward(outer, tx.clone(), Message::Outer);
     }
-    if let Some(inject) = options.inject.clone() {
-        pumps::forward(inject, tx.clone(), Message::Inject);
-    }
+    let unread = match options.inject.clone() {
+        Some(inject) => {
+            pumps::forward(inject.rx, tx.clone(), Message::Inject);
+            inject.unread
+        }
+        None => std::sync::Arc::default(),
+    };
     pumps::stdin(tx);
-    let typist = pumps::writer(spawned.writer)?;
+    let typist = pumps::writer(spawned.writer, unread)?;
     let mut state = Loop {
         start: Instant::now(),
         raw,
@@ -117,7 +122,8 @@ struct Loop<'s> {
     start: Instant,
     raw: Option<RawModeGuard>,
     size: WindowSize,
-    typist: Sender<Vec<u8>>,
+    /// Keys for the child, and whether they are `pane.send`'s (counted until written).
+    typist: Sender<(Vec<u8>, bool)>,
     resizer: Resizer,
     child: ChildProcess,
     chord: Option<ChordFilter>,
@@ -141,7 +147,7 @@ impl Loop<'_> {
                 Ok(Message::Signal(signal)) => self.on_signal(signal),
                 // Not the person's typing: the sink is not told.
                 Ok(Message::Inject(bytes)) => {
-                    let _ = self.typist.send(bytes);
+                    let _ = self.typist.send((bytes, true));
                 }
                 Ok(Message::Outer(bytes)) => {
                     let mut stdout = io::stdout().lock();
@@ -191,7 +197,7 @@ impl Loop<'_> {
     fn type_into_child(&mut self, bytes: Vec<u8>) {
         self.sink.input(self.at(), &bytes);
         // A closed channel means the child's terminal is gone; the exit path reports that.
-        let _ = self.typist.send(bytes);
+        let _ = self.typist.send((bytes, false));
     }
 
     fn on_stdin(&mut self, bytes: &[u8]) {

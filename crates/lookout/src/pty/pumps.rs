@@ -7,6 +7,8 @@
 use crossbeam_channel::{Receiver, Sender};
 use signal_hook::iterator::{Handle, Signals};
 use std::io::{self, Read, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 
 /// What the pumps report to the loop.
@@ -88,18 +90,22 @@ pub(crate) fn output(mut reader: Box<dyn Read + Send>, tx: Sender<Message>) -> i
 }
 
 /// Types bytes into the child from its own thread, so a child that stops reading never stalls the loop
-/// (output, resizes and signals keep flowing). Ends when the sender is dropped.
-pub(crate) fn writer(mut writer: Box<dyn Write + Send>) -> io::Result<Sender<Vec<u8>>> {
-    let (tx, rx): (Sender<Vec<u8>>, Receiver<Vec<u8>>) = crossbeam_channel::unbounded();
+/// (output, resizes and signals keep flowing). A chunk marked injected (`pane.send`) is taken off
+/// `unread` once the child's terminal took it. Ends when the sender is dropped.
+pub(crate) fn writer(
+    mut writer: Box<dyn Write + Send>,
+    unread: Arc<AtomicUsize>,
+) -> io::Result<Sender<(Vec<u8>, bool)>> {
+    let (tx, rx) = crossbeam_channel::unbounded::<(Vec<u8>, bool)>();
     thread::Builder::new()
         .name("lookout-pty-in".into())
         .spawn(move || {
-            for bytes in rx {
-                if writer
-                    .write_all(&bytes)
-                    .and_then(|()| writer.flush())
-                    .is_err()
-                {
+            for (bytes, injected) in rx {
+                let written = writer.write_all(&bytes).and_then(|()| writer.flush());
+                if injected {
+                    unread.fetch_sub(bytes.len(), Ordering::AcqRel);
+                }
+                if written.is_err() {
                     // The child's terminal is gone; the loop learns that from the output side.
                     return;
                 }

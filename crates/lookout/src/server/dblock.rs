@@ -15,6 +15,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug)]
 pub struct DbLock {
     _file: File,
+    /// The database file itself, locked too (see [`lock_db`]).
+    _inode: Option<File>,
 }
 
 /// Why the database could not be locked.
@@ -87,7 +89,46 @@ pub fn lock(db: &Path) -> Result<DbLock, LockError> {
     file.set_len(0).map_err(io)?;
     file.rewind().map_err(io)?;
     writeln!(file, "{}", std::process::id()).map_err(io)?;
-    Ok(DbLock { _file: file })
+    Ok(DbLock {
+        _file: file,
+        _inode: None,
+    })
+}
+
+/// The owner lock of a database: [`lock`] on `<db>.lock` (which names the holder), and an
+/// exclusive `flock` on the database file itself. A lock file is found by name, and a hard link
+/// is another name for the same file: the lock on the file's inode, which every name shares,
+/// refuses a second server that opens the database through a link. (SQLite's own locks are
+/// `fcntl` locks, which `flock` on Linux neither sees nor disturbs; the file is created 0600 if
+/// missing, as the store would.)
+pub fn lock_db(db: &Path) -> Result<DbLock, LockError> {
+    let io = |e| LockError::Io(db.to_owned(), e);
+    let inode = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .custom_flags(OFlag::O_NOFOLLOW.bits())
+        .open(db)
+        .map_err(io)?;
+    match inode.try_lock() {
+        Ok(()) => {}
+        Err(TryLockError::WouldBlock) => {
+            // The holder's pid, when it holds the database under this name.
+            let pid = std::fs::read_to_string(lock_path(db))
+                .ok()
+                .and_then(|text| text.trim().parse().ok());
+            return Err(LockError::Held {
+                db: db.to_owned(),
+                pid,
+            });
+        }
+        Err(TryLockError::Error(e)) => return Err(io(e)),
+    }
+    let mut held = lock(db)?;
+    held._inode = Some(inode);
+    Ok(held)
 }
 
 #[cfg(test)]
@@ -108,5 +149,18 @@ mod tests {
         );
         drop(held);
         lock(&db).expect("free again");
+    }
+
+    #[test]
+    fn a_hard_link_to_a_locked_database_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("l.db");
+        let held = lock_db(&db).expect("first");
+        let link = dir.path().join("link.db");
+        std::fs::hard_link(&db, &link).expect("link");
+        let again = lock_db(&link).expect_err("through the link");
+        assert!(matches!(again, LockError::Held { .. }), "{again}");
+        drop(held);
+        lock_db(&link).expect("free again");
     }
 }

@@ -7,18 +7,22 @@
 //!   one queue per connection served in turn, hook reports first.
 //! - `engine`: the world thread — requests between ticks, the tick, persistence, fan-out;
 //!   `handlers` and `subscribe` hold its simpler parts.
-//! - `store`: SQLite (see docs/behaviour.md, Persistence); `mirror`: the JSON mirror fallback
+//! - `store`: SQLite (see docs/behaviour.md, Persistence), its file watched by `dbfile`;
+//!   `mirror`: the JSON mirror fallback
 //!   (see docs/protocol.md, The JSON mirror).
-//! - `versions`: the `--version` probe of identified agents, for drift (`rules_stale`).
+//! - `versions`: the release of identified agents, for drift (`rules_stale`) — read from their
+//!   install (`installs`), `--version` only as the last resort.
 //!
 //! Everything here is edge: sockets, threads, SQLite and files live in this module and in `cli/`,
 //! never in the core.
 
 pub mod accept;
 pub mod conn;
+pub mod dbfile;
 pub mod dblock;
 pub mod engine;
 mod handlers;
+mod installs;
 pub mod mirror;
 pub mod queues;
 mod send;
@@ -256,7 +260,7 @@ impl Server {
                     }
                 }
                 // The lock before the first read: a second server must not even migrate it.
-                let lock = dblock::lock(path).map_err(|e| held_by_a_peer(&config.socket, e))?;
+                let lock = dblock::lock_db(path).map_err(|e| held_by_a_peer(&config.socket, e))?;
                 (
                     Some(store::Store::open(path).map_err(ServeError::Store)?),
                     Some(lock),

@@ -27,6 +27,9 @@ pub struct StoreError {
 pub enum StoreErrorKind {
     /// SQLite said no.
     Sqlite(rusqlite::Error),
+    /// The database path holds another file than the one the server writes (replaced while it
+    /// ran); it is never overwritten.
+    Replaced(std::path::PathBuf),
     /// The file was written by a newer lookout (its schema version is past ours).
     NewerSchema {
         /// The file's version.
@@ -40,6 +43,12 @@ impl std::fmt::Display for StoreError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.reason {
             StoreErrorKind::Sqlite(e) => write!(f, "database: {}: {e}", self.doing),
+            StoreErrorKind::Replaced(path) => write!(
+                f,
+                "database: {}: {} is another file than the one this server opened (replaced while it ran); move it away to have this server's database written back there, or restart the server to use it",
+                self.doing,
+                path.display()
+            ),
             StoreErrorKind::NewerSchema { found, known } => write!(
                 f,
                 "database: {}: its schema version {found} is newer than this lookout knows ({known}); run a newer lookout, or pass another --db",
@@ -53,7 +62,7 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match &self.reason {
             StoreErrorKind::Sqlite(e) => Some(e),
-            StoreErrorKind::NewerSchema { .. } => None,
+            StoreErrorKind::NewerSchema { .. } | StoreErrorKind::Replaced(_) => None,
         }
     }
 }
@@ -115,6 +124,8 @@ pub struct PaneRow<'a> {
 pub struct Store {
     /// Also used by `sources` for its own two tables.
     pub(super) conn: Connection,
+    /// The file at the database's path, checked before each tick's write (`dbfile`).
+    file: Option<super::dbfile::Watched>,
 }
 
 impl Store {
@@ -137,7 +148,50 @@ impl Store {
             drop(created);
         }
         let conn = Connection::open_with_flags(path, flags).map_err(ctx("open"))?;
-        Store::init(conn)
+        let mut store = Store::init(conn)?;
+        store.file = super::dbfile::Watched::new(path).ok();
+        Ok(store)
+    }
+
+    /// Before a write: a database deleted from its path is written back there from the open
+    /// copy and reopened (logged); a path holding another file is an error until it is moved.
+    fn guard_file(&mut self) -> Result<(), StoreError> {
+        use super::dbfile::Found;
+        let Some(file) = self.file.as_mut() else {
+            return Ok(());
+        };
+        match file.check() {
+            Found::Ours => Ok(()),
+            Found::Replaced => Err(StoreError {
+                doing: "check the database file",
+                reason: StoreErrorKind::Replaced(file.path().to_owned()),
+            }),
+            Found::Deleted => {
+                let path = file.path().to_owned();
+                let written = file.write_back(&self.conn);
+                if let Err(e) = written {
+                    eprintln!(
+                        "lookout: the database {} was deleted while the server ran, and {e}; the server goes on in the deleted file",
+                        path.display()
+                    );
+                    self.file = None;
+                    return Ok(());
+                }
+                // The old connection closes first: closing, SQLite removes its `-wal` by name.
+                let memory = Connection::open_in_memory().map_err(ctx("reopen"))?;
+                drop(std::mem::replace(&mut self.conn, memory));
+                let flags =
+                    rusqlite::OpenFlags::default() | rusqlite::OpenFlags::SQLITE_OPEN_NOFOLLOW;
+                let conn = Connection::open_with_flags(&path, flags).map_err(ctx("reopen"))?;
+                let reopened = Store::init(conn)?;
+                self.conn = reopened.conn;
+                eprintln!(
+                    "lookout: the database {} was deleted while the server ran; written back from the open copy (nothing acknowledged is lost)",
+                    path.display()
+                );
+                Ok(())
+            }
+        }
     }
 
     /// An in-memory database (tests, an embedded server that keeps nothing).
@@ -154,7 +208,7 @@ impl Store {
             .map_err(ctx("set synchronous"))?;
         conn.busy_timeout(Duration::from_secs(5))
             .map_err(ctx("set busy timeout"))?;
-        let mut store = Store { conn };
+        let mut store = Store { conn, file: None };
         store.migrate()?;
         Ok(store)
     }
@@ -217,6 +271,7 @@ impl Store {
 
     /// Writes one tick: its events and the rows of the panes they touched, in one transaction.
     pub fn write_tick(&mut self, events: &[Event], rows: &[PaneRow<'_>]) -> Result<(), StoreError> {
+        self.guard_file()?;
         if events.is_empty() && rows.is_empty() {
             return Ok(());
         }

@@ -1,6 +1,7 @@
 //! The CLI-version probe (edge): for each pane whose foreground process was identified as an
-//! agent, run that agent's own executable with `--version` once per executable path, on a thread
-//! of its own with a deadline, and hand the release to the world as `ProcessEvent::Version`.
+//! agent, find that agent's release once per executable path, on a thread of its own — from what
+//! its install records (`installs`), else by running it with `--version` in a process group of its
+//! own with a deadline — and hand the release to the world as `ProcessEvent::Version`.
 //! The core compares it with the releases its rules were recorded on (`Drift`); nothing here
 //! decides a state. Touches `/proc` and child processes.
 
@@ -9,12 +10,15 @@ use crate::resources::ProcessEvent;
 use crossbeam_channel::{Receiver, Sender};
 use std::collections::HashMap;
 use std::io::Read;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// How long one `--version` may take before it is killed (and counted as unknown).
 const DEADLINE: Duration = Duration::from_secs(5);
+/// The most of a `--version` output read.
+const OUTPUT_LIMIT: usize = 64 * 1024;
 
 /// The probe's state, owned by the engine.
 pub struct Versions {
@@ -139,38 +143,78 @@ fn executable(process: &HookedProcess) -> Option<PathBuf> {
         .or_else(|| absolute(argv0))
 }
 
-/// Runs `path --version` (stdin closed, killed after [`DEADLINE`]) and reads the release from
-/// its output.
+/// The release of the agent at `path`: what its install records (`installs`), else what
+/// `path --version` prints.
 fn probe(path: &Path) -> Option<String> {
+    super::installs::release(path).or_else(|| ask(path))
+}
+
+/// Runs `path --version` as the last resort: in a process group of its own, stdin null, stdout and
+/// stderr into one pipe read up to [`OUTPUT_LIMIT`], and the whole group killed and the child
+/// reaped after [`DEADLINE`] — a program that does not know the flag and runs its normal routine
+/// (with whatever it starts) is stopped, never left running.
+fn ask(path: &Path) -> Option<String> {
+    let (mut reader, writer) = std::io::pipe().ok()?;
     let mut child = Command::new(path)
         .arg("--version")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(writer.try_clone().ok()?)
+        .stderr(writer)
+        .process_group(0)
         .spawn()
         .ok()?;
-    let started = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if started.elapsed() < DEADLINE => {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+    // (the Command, and with it the parent's copies of the pipe's write end, are gone here)
+    let deadline = Instant::now() + DEADLINE;
+    let out = read_until(&mut reader, deadline);
+    let group = nix::unistd::Pid::from_raw(i32::try_from(child.id()).ok()?);
+    let exited = wait_exit(group, deadline);
+    // The child is not reaped yet, so its pid (the group's id) cannot have been reused: whatever
+    // is left of the group — the child itself when it overran, anything it started — goes.
+    let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+    let _ = child.wait();
+    if exited { release_in(&out) } else { None }
+}
+
+/// The pipe's text until every writer closed it, [`OUTPUT_LIMIT`] bytes, or `deadline`.
+fn read_until(reader: &mut std::io::PipeReader, deadline: Instant) -> String {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd as _;
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    while out.len() < OUTPUT_LIMIT {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let ms = u16::try_from(left.as_millis()).unwrap_or(u16::MAX);
+        if ms == 0 {
+            break;
+        }
+        let mut fds = [PollFd::new(reader.as_fd(), PollFlags::POLLIN)];
+        match poll(&mut fds, PollTimeout::from(ms)) {
+            Ok(0) => break,
+            Ok(_) => match reader.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => out.extend_from_slice(&buf[..n]),
+            },
+            Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => break,
         }
     }
-    let mut out = String::new();
-    if let Some(mut s) = child.stdout.take() {
-        let _ = s.read_to_string(&mut out);
+    out.truncate(OUTPUT_LIMIT);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether the child `pid` has exited by `deadline`, leaving it unreaped (`WNOWAIT`).
+fn wait_exit(pid: nix::unistd::Pid, deadline: Instant) -> bool {
+    use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
+    let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+    loop {
+        match waitid(Id::Pid(pid), flags) {
+            Ok(WaitStatus::StillAlive) if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(WaitStatus::StillAlive) | Err(_) => return false,
+            Ok(_) => return true,
+        }
     }
-    if let Some(mut s) = child.stderr.take() {
-        let _ = s.read_to_string(&mut out);
-    }
-    release_in(&out)
 }
 
 /// The first release number (`2.1.332`, `0.86.2`, `v1.0`) in a `--version` output.

@@ -48,7 +48,7 @@ pub struct Registration {
     /// The child's argv (the server identifies the agent from it).
     pub argv: Vec<String>,
     /// Where bytes typed for `pane.send` go (into the PTY, as if typed); `None`: not typeable.
-    pub inject: Option<Sender<Vec<u8>>>,
+    pub inject: Option<crate::pty::inject::Injector>,
 }
 
 enum Message {
@@ -271,7 +271,7 @@ impl PaneSource for PtySource {
 
 /// Types into the PTY as if the person did: the pass-through loop writes the bytes to it.
 struct PtyTypist {
-    inject: Sender<Vec<u8>>,
+    inject: crate::pty::inject::Injector,
     bracketed: Arc<AtomicBool>,
 }
 
@@ -296,14 +296,10 @@ impl Typist for PtyTypist {
         if bracketed {
             bytes.extend_from_slice(b"\x1b[201~");
         }
-        self.inject
-            .send(bytes)
-            .map_err(|_| "the pane's terminal is gone".to_owned())
+        self.inject.send(bytes)
     }
 
     fn press_enter(&mut self, _native: &str) -> Result<(), String> {
-        self.inject
-            .send(b"\r".to_vec())
-            .map_err(|_| "the pane's terminal is gone".to_owned())
+        self.inject.send(b"\r".to_vec())
     }
 }

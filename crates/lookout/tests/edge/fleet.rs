@@ -382,3 +382,37 @@ fn a_fleet_board_notifies_for_remote_panes() {
     let first: Value = serde_json::from_str(line.lines().next().unwrap_or("")).expect("json");
     assert_eq!(first["state"]["lifecycle"], "blocked", "{line}");
 }
+
+/// Someone writes a value no board can read over a live pane's key: the publishing server
+/// notices and puts the pane's state back, instead of the pane vanishing from every board
+/// until it next changes.
+#[test]
+fn a_malformed_value_over_a_live_pane_is_put_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = Nats::start(dir.path());
+    let alpha = publishing(dir.path(), &nats, "alpha");
+    claude_pane(&alpha, "w");
+    until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
+    let url = nats.url();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    rt.block_on(async move {
+        let client = async_nats::connect(url).await.expect("connect");
+        let js = async_nats::jetstream::new(client);
+        let panes = js
+            .get_key_value(lookout::fleet::PANES_BUCKET)
+            .await
+            .expect("bucket");
+        panes
+            .put(
+                lookout::fleet::key::pane_key("alpha", "w"),
+                "{not a pane".into(),
+            )
+            .await
+            .expect("put");
+    });
+    // The pane does not change again: only the publisher can bring it back.
+    until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
+}

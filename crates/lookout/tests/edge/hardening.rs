@@ -389,6 +389,36 @@ fn a_second_server_on_one_database_is_refused_naming_the_holder() {
     assert_eq!(lifecycle(&mut c, "p"), "idle");
 }
 
+/// A hard link is another name for the same database file: a server opening it through the
+/// link is refused the same way (the lock is on the file, not on its name).
+#[test]
+fn a_second_server_through_a_hard_link_to_the_database_is_refused() {
+    let (dir, s) = served(50);
+    let mut c = s.client();
+    open_with(&mut c, "p", &["claude"]);
+    let link = dir.path().join("linked.db");
+    std::fs::hard_link(&s.db, &link).expect("hard link");
+    let second = finish({
+        let mut cmd = Command::new(LOOKOUT);
+        cmd.args(["serve", "--socket"])
+            .arg(dir.path().join("other.sock"))
+            .arg("--db")
+            .arg(&link)
+            .arg("--mirror-dir")
+            .arg(dir.path().join("other-mirror"))
+            .env("XDG_CONFIG_HOME", dir.path().join("config"));
+        cmd
+    });
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(!second.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("in use by another lookout server"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("other.sock").exists());
+    assert_eq!(lifecycle(&mut c, "p"), "idle");
+}
+
 /// A uid other than ours for "another local user" tests, or `None` (printed) when we cannot
 /// switch uid. Varies per test process so parallel runs do not share `/tmp/lookout-<uid>`.
 fn other_uid(test: &str) -> Option<u32> {

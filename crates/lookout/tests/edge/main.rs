@@ -1,6 +1,7 @@
 //! The edge's tests, one binary (one link of tokio, zbus, SQLite and NATS): real servers on real
 //! sockets, real PTYs, real tmux, a real nats-server and D-Bus bus, each where it is the subject.
 
+mod agent_versions;
 mod attention;
 mod check;
 mod client_deadlines;

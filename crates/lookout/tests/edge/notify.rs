@@ -682,6 +682,65 @@ fn a_desktop_bus_that_never_answers_holds_a_bounded_number_of_threads() {
     assert!(grown <= 16, "the server grew by {grown} threads");
 }
 
+/// A bus that accepts the connection and stays silent (never answers the authentication
+/// handshake): each delivery gives up at its rule's timeout and drops the connection, so later
+/// notifications still get their try — the sink's workers are never held for good, and the
+/// server keeps answering.
+#[test]
+fn a_desktop_bus_that_accepts_and_stays_silent_is_dropped_at_the_timeout() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const PANES: usize = 4;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("bus");
+    let listener = std::os::unix::net::UnixListener::bind(&path).expect("bind");
+    let (accepted, closed) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (a, c) = (accepted.clone(), closed.clone());
+    // (left blocked in accept when the test ends; it holds nothing else)
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            a.fetch_add(1, Ordering::SeqCst);
+            let c = c.clone();
+            std::thread::spawn(move || {
+                let mut sink = Vec::new();
+                // read what the client says, answer nothing, until it hangs up
+                let _ = stream.read_to_end(&mut sink);
+                c.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+    });
+    settings(
+        dir.path(),
+        "[[notify]]\nsink = \"desktop\"\non = [\"blocked\"]\ntimeout = \"1s\"\n",
+    );
+    let address = format!("unix:path={}", path.display());
+    let served = Served::start_env(
+        dir.path(),
+        50,
+        &[],
+        &[("DBUS_SESSION_BUS_ADDRESS", &address)],
+    );
+    let mut client = served.client();
+    for i in 0..PANES {
+        agent(&mut client, &format!("p{i}"));
+        report(&mut client, &format!("p{i}"), 1, "blocked");
+    }
+    wait_until(
+        "every notification's connection to the silent bus dropped",
+        || closed.load(Ordering::SeqCst) >= PANES,
+        || {
+            format!(
+                "accepted {}, dropped {}",
+                accepted.load(Ordering::SeqCst),
+                closed.load(Ordering::SeqCst)
+            )
+        },
+    );
+    client
+        .call_raw("pane.list", json!({}))
+        .expect("the server answers");
+}
+
 /// An exec command that starts children and outlives its time limit: the whole process group is
 /// killed, no child left behind.
 #[test]

@@ -218,3 +218,37 @@ fn the_database_and_its_wal_are_private() {
         assert_eq!(mode, 0o600, "{} is {mode:o}", file.display());
     }
 }
+
+/// The database deleted from its path while the server runs: the server writes it back there
+/// from the file it has open, so what it acknowledged — before and after — is still there when
+/// it restarts (it used to go on answering `applied` into a file that vanished at exit).
+#[test]
+fn a_database_deleted_while_serving_is_written_back_with_all_it_acknowledged() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut s = Served::start_in(dir.path(), 30);
+    let mut c = s.client();
+    open_with(&mut c, "p", &["claude"]);
+    announce(&mut c, "p", "hook:claude");
+    report(&mut c, "p", 1, "working");
+    for suffix in ["", "-wal", "-shm"] {
+        let mut path = s.db.clone().into_os_string();
+        path.push(suffix);
+        let _ = std::fs::remove_file(path);
+    }
+    let answer = report(&mut c, "p", 2, "blocked");
+    assert_eq!(answer["applied"], true, "{answer}");
+    wait_until(
+        "the database back at its path",
+        || s.db.exists(),
+        String::new,
+    );
+    let seq = c.call_raw("pane.list", json!({})).expect("list")["seq"].clone();
+    assert!(s.stop().success());
+    let s = Served::start_in(dir.path(), 30);
+    let mut c = s.client();
+    assert_eq!(
+        c.call_raw("pane.list", json!({})).expect("list")["seq"],
+        seq,
+        "every acknowledged event is in the database at the path"
+    );
+}

@@ -188,3 +188,69 @@ fn a_suspended_run_gives_the_terminal_back_and_takes_it_raw_again_on_fg() {
     outer.send(b"\x04");
     outer.wait_exit();
 }
+
+/// `pane.send` into a `lookout run` whose program never reads: what is typed waits in lookout,
+/// up to a bound; past it a send is refused with the reason, and `lookout send` says so.
+#[test]
+fn sends_to_a_program_that_never_reads_are_refused_past_a_bound() {
+    use crate::support::pty::Outer;
+    use lookout::protocol::params::PaneSend;
+    use lookout::protocol::results::Verdict;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = Served::start_in(dir.path(), 100);
+    let socket = served.socket.display().to_string();
+    // Raw, like an agent's terminal: input is not dropped at a line's end, it waits to be read.
+    let _outer = Outer::start(
+        &[
+            LOOKOUT,
+            "run",
+            "--socket",
+            &socket,
+            "--pane",
+            "deaf",
+            "--",
+            "sh",
+            "-c",
+            "stty raw -echo; exec sleep 300",
+        ],
+        80,
+        24,
+        &[],
+    );
+    wait_until("the pane", || listed(&served, "deaf"), String::new);
+    let send = |text: String| {
+        served.client().call(&PaneSend {
+            pane: "deaf".into(),
+            text,
+            submit: false,
+            force: true,
+            timeout_ms: Some(10_000),
+            expect: None,
+        })
+    };
+    // 900 KB at a time (a request line holds at most 1 MiB): the first few wait for the
+    // program; well before 60 of them one is refused.
+    let mut accepted = 0;
+    let refusal = loop {
+        let sent = send("x".repeat(900_000)).expect("pane.send answers");
+        if sent.verdict == Verdict::Refused {
+            break sent.reason;
+        }
+        accepted += 1;
+        assert!(accepted < 60, "54 MB queued for a program that never reads");
+    };
+    assert!(refusal.contains("has not read"), "{refusal}");
+    // What the CLI says: 100 KB sends fill what is left, then one is refused, with why.
+    let said = (0..12)
+        .find_map(|_| {
+            let out = served
+                .command(&["send", "deaf", &"y".repeat(100_000), "--force"])
+                .output()
+                .expect("lookout send");
+            let said = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            said.contains("has not read").then_some((out.status, said))
+        })
+        .expect("a 100 KB send refused within 1.2 MB past the bound");
+    assert!(!said.0.success(), "{}", said.1);
+}
