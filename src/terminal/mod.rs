@@ -38,6 +38,8 @@ struct State {
     pen: Pen,
     saved_pen: Pen,
     hidden: bool,
+    /// Autowrap (DECAWM, on unless `CSI ? 7 l`): a glyph past the last column starts the next row.
+    autowrap: bool,
     /// The program asked for bracketed paste (DECSET 2004).
     bracketed: bool,
     last_char: Option<char>,
@@ -54,6 +56,7 @@ impl State {
             pen: Pen::default(),
             saved_pen: Pen::default(),
             hidden: false,
+            autowrap: true,
             bracketed: false,
             last_char: None,
             title: None,
@@ -87,9 +90,21 @@ impl State {
         self.pen = self.saved_pen;
     }
 
+    /// To the alternate page; the cursor stays where it is (a terminal has one cursor).
     fn enter_alternate(&mut self) {
         self.alt.allocate();
-        self.alternate = true;
+        if !self.alternate {
+            self.alt.pos = self.main.pos;
+            self.alternate = true;
+        }
+    }
+
+    /// Back to the main page, the cursor staying where it is.
+    fn leave_alternate(&mut self) {
+        if self.alternate {
+            self.main.pos = self.alt.pos;
+            self.alternate = false;
+        }
     }
 
     /// RIS: a blank terminal of the same size (a title or progress not yet taken stays).

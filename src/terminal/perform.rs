@@ -1,9 +1,10 @@
 //! The escape sequences lookout's terminal understands, as `vte` hands them over: glyphs (with
-//! wide glyphs, combining marks and the pending wrap), C0 controls, ESC, CSI (motion, erase,
-//! insert/delete, scroll region, SGR pen, private modes) and OSC (title, 9;4 progress).
+//! wide glyphs, combining marks, the pending wrap and autowrap off), C0 controls, ESC, CSI
+//! (motion, erase, insert/delete, scroll region, cursor save/restore, SGR pen, private modes)
+//! and OSC (title, 9;4 progress).
 //!
-//! The set and its semantics are vt100's (the crate lookout used before, kept as the reference
-//! in `tests/terminal.rs`), so every recording reads the same; anything else is ignored.
+//! The semantics are a real terminal's: every recording reads as in tmux
+//! (`tests/detection/tmux_reference.rs`); anything else is ignored.
 
 use super::State;
 use super::row::{BOLD, DIM, INVERSE, Pen};
@@ -12,7 +13,7 @@ use unicode_width::UnicodeWidthChar;
 impl State {
     /// Draws glyph `c` at the cursor.
     fn glyph(&mut self, c: char) {
-        let pen = self.pen;
+        let (pen, autowrap) = (self.pen, self.autowrap);
         let page = self.page();
         let cols = page.cols();
         let width = match c.width() {
@@ -24,12 +25,21 @@ impl State {
         }
         let (mut base, was_wide);
         if width > 0 {
-            page.wrap_for(width);
+            if autowrap {
+                page.wrap_for(width);
+            } else if page.pos.col.saturating_add(width) > cols {
+                // No room left and no wrapping: the glyph is dropped (as tmux drops it).
+                return;
+            }
             base = page.pos;
             let Some(row) = page.row() else { return };
             was_wide = row.cell(base.col).is_some_and(|c| c.wide());
             row.set(base.col, c, width == 2, pen);
             page.advance(width);
+            if !autowrap {
+                // Autowrap off: the cursor stays on the last column; the next glyph replaces it.
+                page.set_col(page.pos.col);
+            }
             self.last_char = Some(c);
         } else {
             base = page.pos;
@@ -149,17 +159,18 @@ impl State {
         for p in params {
             match p {
                 [6] => self.page().set_origin(on),
+                [7] => self.autowrap = on,
                 [25] => self.hidden = !on,
                 [2004] => self.bracketed = on,
                 [47] if on => self.enter_alternate(),
-                [47] => self.alternate = false,
+                [47] => self.leave_alternate(),
                 [1049] if on => {
                     self.save_cursor();
                     self.alt.clear();
                     self.enter_alternate();
                 }
                 [1049] => {
-                    self.alternate = false;
+                    self.leave_alternate();
                     self.restore_cursor();
                 }
                 _ => {}
@@ -220,6 +231,10 @@ impl vte::Perform for State {
     fn csi_dispatch(&mut self, params: &vte::Params, intermediates: &[u8], _ignore: bool, c: char) {
         let pen = self.pen;
         match (intermediates, c) {
+            // SCOSC / SCORC: the same save and restore as ESC 7 / ESC 8 (with left and right
+            // margins, which lookout does not keep, `CSI s` would set them instead).
+            ([], 's') => return self.save_cursor(),
+            ([], 'u') => return self.restore_cursor(),
             ([], _) => {}
             ([b'?'], 'h') => return self.set_private_mode(params, true),
             ([b'?'], 'l') => return self.set_private_mode(params, false),

@@ -11,4 +11,5 @@ mod proptest_core;
 mod replay;
 mod signin_walls;
 mod terminal;
+mod tmux_reference;
 mod vt;
