@@ -1,6 +1,7 @@
 //! lookout's own terminal: the headless screen a pane's PTY bytes are parsed into.
 //!
-//! Why not vt100 (which it replaces, and which `tests/terminal.rs` keeps as the reference): a
+//! Why not vt100 (which it replaces; a real tmux is the reference it is checked against, in
+//! `tests/detection/tmux_reference.rs`): a
 //! detector reads rows as text, over and over, and vt100 keeps no text and no dirty rows — every
 //! evaluation rendered every row it read again (~0.3–0.9 µs a row) just to learn whether it
 //! changed. Here each row keeps its text rendered with a hash, refreshed after a write only for

@@ -136,3 +136,87 @@ fn every_recording_reads_as_in_tmux() {
         wrong.len()
     );
 }
+
+/// Random streams of the escape sequences agents use (motion, erase, insert/delete, scroll
+/// regions, wide glyphs, combining marks, the alternate screen, cursor saves) on small screens
+/// where wrapping and scrolling happen all the time (`terminal::token`), read as tmux reads
+/// them; a fresh pane per case. Not run by default: 124 of the 600 cases still differ, in ways
+/// where tmux 3.3a and xterm disagree and no call is made yet — one saved cursor for both
+/// screens (xterm, and lookout, keep one per screen), a wide glyph pushed half off the row by
+/// an insert (tmux keeps its first half), `CSI ? J` / `CSI ? K` (tmux ignores them) — and some
+/// not yet looked at. `cargo test --test detection -- --ignored random_escape_streams_read_as`.
+#[test]
+#[ignore = "known differences from tmux not yet sorted into lookout's and tmux's"]
+fn random_escape_streams_read_as_in_tmux() {
+    const CASES: u64 = 600;
+    let server = Server::start("random");
+    let next = Mutex::new(0..CASES);
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            let (server, next, failures) = (&server, &next, &failures);
+            s.spawn(move || {
+                let mut control = server.control();
+                while let Some(case) = next.lock().expect("lock").next() {
+                    if let Some(f) = random_case(server, &mut control, case) {
+                        failures.lock().expect("lock").push(f);
+                    }
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().expect("lock");
+    let shown: Vec<_> = failures.iter().take(12).cloned().collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {CASES} cases differ from tmux:\n{}",
+        failures.len(),
+        shown.join("\n")
+    );
+}
+
+/// Whether token `t` is one tmux 3.3a reads unlike xterm (and lookout), so it is left out:
+/// REP (`CSI b`: tmux repeats only up to the end of the row, and only right after a glyph),
+/// VS16 (tmux 3.3a does not widen a glyph for it), the zero-width joiner (tmux 3.3a drops it),
+/// an explicit 0 in DECSTBM (tmux reads it as 1, xterm as "the default"), and origin mode
+/// (tmux homes the cursor after DECSTBM to the page's corner, not the region's). Resizes are left
+/// out too: a taller tmux pane brings rows back from its history, and lookout keeps none.
+fn tmux_differs(t: &str) -> bool {
+    let csi = |f: char| t.starts_with("\x1b[") && t.ends_with(f);
+    csi('b')
+        || t == "\x1b[?6h"
+        || t.contains('\u{fe0f}')
+        || t.contains('\u{200d}')
+        || (csi('r') && (t.contains("[0;") || t.ends_with(";0r")))
+}
+
+/// Case `case`: 120 tokens, compared every 40; the first difference.
+fn random_case(server: &Server, control: &mut Control, case: u64) -> Option<String> {
+    let mut rng = crate::terminal::Rng(0x9e37_79b9_7f4a_7c15 ^ case.wrapping_mul(0x2545_f491));
+    rng.next();
+    let (rows, cols) = (2 + rng.below(7) as u16, 2 + rng.below(13) as u16);
+    let mut pane = Pane::open(server, control, 100_000 + case as usize, rows, cols);
+    let mut ours = Terminal::new(rows, cols);
+    let mut log = String::new();
+    for step in 0..120 {
+        let mut t = crate::terminal::token(&mut rng, rows, cols);
+        if tmux_differs(&t) {
+            continue;
+        }
+        if t == "\x1bc" {
+            // tmux keeps the alternate screen on a reset (xterm leaves it, as lookout does).
+            t.insert_str(0, "\x1b[?1049l");
+        }
+        log.push_str(&t);
+        let _ = ours.process(t.as_bytes());
+        pane.write(t.as_bytes());
+        if step % 10 == 9
+            && let Some(d) = pane.seen().diff(&Seen::of(&ours))
+        {
+            return Some(format!(
+                "case {case} ({rows}x{cols}) step {step}: {d}\n  after {log:?}"
+            ));
+        }
+    }
+    None
+}
