@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 pub struct Server {
     name: String,
     dir: PathBuf,
+    /// The server's socket (tmux leaves it behind when killed).
+    socket: Option<PathBuf>,
 }
 
 impl Server {
@@ -31,22 +33,31 @@ impl Server {
         let name = format!("lookout-{tag}-{}", std::process::id());
         let dir = std::env::temp_dir().join(&name);
         std::fs::create_dir_all(&dir).expect("a temporary folder");
-        let server = Server { name, dir };
+        let mut server = Server {
+            name,
+            dir,
+            socket: None,
+        };
+        let start = [
+            "new-session",
+            "-d",
+            "-s",
+            "ctl",
+            "-x",
+            "20",
+            "-y",
+            "5",
+            "cat",
+        ];
         let started = server
             .command()
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                "ctl",
-                "-x",
-                "20",
-                "-y",
-                "5",
-                "cat",
-            ])
-            .status();
-        assert!(started.is_ok_and(|s| s.success()), "tmux did not start");
+            .args(start)
+            .args([";", "display-message", "-p", "#{socket_path}"])
+            .output()
+            .expect("run tmux");
+        assert!(started.status.success(), "tmux did not start");
+        let socket = String::from_utf8_lossy(&started.stdout).trim().to_owned();
+        server.socket = (!socket.is_empty()).then(|| PathBuf::from(socket));
         server
     }
 
@@ -86,6 +97,9 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.command().arg("kill-server").status();
         let _ = std::fs::remove_dir_all(&self.dir);
+        if let Some(socket) = &self.socket {
+            let _ = std::fs::remove_file(socket);
+        }
     }
 }
 
