@@ -1,6 +1,7 @@
 //! lookout's own terminal: the headless screen a pane's PTY bytes are parsed into.
 //!
-//! Why not vt100 (which it replaces, and which `tests/terminal.rs` keeps as the reference): a
+//! Why not vt100 (which it replaces; a real tmux is the reference it is checked against, in
+//! `tests/detection/tmux_reference.rs`): a
 //! detector reads rows as text, over and over, and vt100 keeps no text and no dirty rows — every
 //! evaluation rendered every row it read again (~0.3–0.9 µs a row) just to learn whether it
 //! changed. Here each row keeps its text rendered with a hash, refreshed after a write only for
@@ -40,6 +41,8 @@ struct State {
     pen: Pen,
     saved_pen: Pen,
     hidden: bool,
+    /// Autowrap (DECAWM, on unless `CSI ? 7 l`): a glyph past the last column starts the next row.
+    autowrap: bool,
     /// The program asked for bracketed paste (DECSET 2004).
     bracketed: bool,
     last_char: Option<char>,
@@ -70,6 +73,7 @@ impl State {
             pen: Pen::default(),
             saved_pen: Pen::default(),
             hidden: false,
+            autowrap: true,
             bracketed: false,
             last_char: None,
             title: None,
@@ -104,9 +108,21 @@ impl State {
         self.pen = self.saved_pen;
     }
 
+    /// To the alternate page; the cursor stays where it is (a terminal has one cursor).
     fn enter_alternate(&mut self) {
         self.alt.allocate();
-        self.alternate = true;
+        if !self.alternate {
+            self.alt.pos = self.main.pos;
+            self.alternate = true;
+        }
+    }
+
+    /// Back to the main page, the cursor staying where it is.
+    fn leave_alternate(&mut self) {
+        if self.alternate {
+            self.main.pos = self.alt.pos;
+            self.alternate = false;
+        }
     }
 
     /// RIS: a blank terminal of the same size (a title, progress or announcement not yet taken

@@ -3,7 +3,7 @@
 //! erases the escape sequences ask for. No scrollback: rows scrolled off the top are gone.
 //!
 //! The cursor's column may equal the width: the pending wrap after a glyph in the last column
-//! (the next glyph wraps; a motion clamps it back).
+//! (the next glyph wraps; a motion other than a line feed clamps it back).
 //!
 //! Pure data; `perform` drives it. Rows move by rotation, so a scroll re-renders only the rows
 //! it blanks.
@@ -97,9 +97,11 @@ impl Page {
         self.saved_origin = self.origin;
     }
 
+    /// Back to the saved cursor (a wrap that was pending when it was saved is not).
     pub fn restore_cursor(&mut self) {
         self.pos = self.saved;
         self.origin = self.saved_origin;
+        self.clamp_col();
     }
 
     // --- cursor motion -------------------------------------------------------------------------
@@ -154,10 +156,12 @@ impl Page {
         self.set_pos(0, 0);
     }
 
+    /// CUD: a pending wrap is dropped, as by every motion but a line feed.
     pub fn down(&mut self, n: u16) {
         let limit = self.in_region();
         self.pos.row = self.pos.row.saturating_add(n);
         self.clamp_bottom(limit);
+        self.clamp_col();
     }
 
     /// Line feed: down `n`, scrolling the region at its bottom; returns the rows scrolled.
@@ -177,6 +181,7 @@ impl Page {
         let limit = self.in_region();
         self.pos.row = self.pos.row.saturating_sub(n);
         self.clamp_top(limit);
+        self.clamp_col();
     }
 
     /// Reverse index: up `n`, scrolling the region down at its top.
@@ -212,7 +217,11 @@ impl Page {
         self.pos.col = self.pos.col.saturating_sub(n);
     }
 
+    /// HT: to the next multiple of 8, or the last column; none past it (a pending wrap stays).
     pub fn tab(&mut self) {
+        if self.pos.col >= self.cols.saturating_sub(1) {
+            return;
+        }
         self.pos.col -= self.pos.col % 8;
         self.right(8);
     }
@@ -282,18 +291,14 @@ impl Page {
         }
     }
 
-    /// DECSTBM (0-based, inclusive); homes the cursor.
+    /// DECSTBM (0-based, inclusive): homes the cursor. A region of less than two rows is
+    /// ignored, cursor and all.
     pub fn set_region(&mut self, top: u16, bottom: u16) {
-        let bottom = bottom.min(self.last_row());
+        let (top, bottom) = (top.min(self.last_row()), bottom.min(self.last_row()));
         if top < bottom {
             (self.top, self.bottom) = (top, bottom);
-        } else {
-            (self.top, self.bottom) = (0, self.last_row());
+            self.set_pos(0, 0);
         }
-        self.pos = Pos {
-            row: self.top,
-            col: 0,
-        };
     }
 
     // --- erasing -------------------------------------------------------------------------------

@@ -1,10 +1,10 @@
 //! The escape sequences lookout's terminal understands, as `vte` hands them over: glyphs (with
-//! wide glyphs, combining marks and the pending wrap), C0 controls, ESC, CSI (motion, erase,
-//! insert/delete, scroll region, SGR pen, private modes) and OSC (title, 9;4 progress, and the
-//! in-band status sequences `inband` reads).
+//! wide glyphs, combining marks, the pending wrap and autowrap off), C0 controls, ESC, CSI
+//! (motion, erase, insert/delete, scroll region, cursor save/restore, SGR pen, private modes)
+//! and OSC (title, 9;4 progress, and the in-band status sequences `inband` reads).
 //!
-//! The set and its semantics are vt100's (the crate lookout used before, kept as the reference
-//! in `tests/terminal.rs`), so every recording reads the same; anything else is ignored.
+//! The semantics are a real terminal's: every recording reads as in tmux
+//! (`tests/detection/tmux_reference.rs`); anything else is ignored.
 
 use super::State;
 use super::row::{BOLD, DIM, INVERSE, Pen};
@@ -13,7 +13,6 @@ use unicode_width::UnicodeWidthChar;
 impl State {
     /// Draws glyph `c` at the cursor.
     fn glyph(&mut self, c: char) {
-        let pen = self.pen;
         let page = self.page();
         let cols = page.cols();
         let width = match c.width() {
@@ -23,47 +22,75 @@ impl State {
         if width > cols || (width == 0 && page.pos.col == 0) {
             return;
         }
-        let (mut base, was_wide);
-        if width > 0 {
-            page.wrap_for(width);
-            base = page.pos;
-            let Some(row) = page.row() else { return };
-            was_wide = row.cell(base.col).is_some_and(|c| c.wide());
-            row.set(base.col, c, width == 2, pen);
-            page.advance(width);
-            self.last_char = Some(c);
+        let drawn = if width > 0 {
+            self.put(c, width)
         } else {
-            base = page.pos;
-            base.col -= 1;
-            let Some(row) = page.row() else { return };
-            if row.cell(base.col).is_some_and(|c| c.cont()) {
-                base.col = base.col.saturating_sub(1);
-            }
-            was_wide = row.cell(base.col).is_some_and(|c| c.wide());
-            row.append(base.col, c);
-            let is_wide = row.cell(base.col).is_some_and(|c| c.wide());
-            if !was_wide && is_wide {
-                // A mark widened the glyph past the end of the row: it moves to the next one.
-                page.wrap_for(1);
-                let to = page.pos;
-                if to.col == 0 {
-                    let from = page.rows.get_mut(usize::from(base.row));
-                    let moved = from.map(|r| {
-                        let text = r.cell_text(base.col);
-                        r.clear(base.col, pen);
-                        text
-                    });
-                    if let (Some(text), Some(row)) = (moved, page.row()) {
-                        row.set_text(0, &text, pen);
-                    }
-                    page.advance(2);
-                    base = to;
-                } else {
-                    page.advance(1);
+            self.mark(c)
+        };
+        if let Some((base, was_wide)) = drawn {
+            self.tidy(base, was_wide);
+        }
+    }
+
+    /// Puts glyph `c`, `width` columns wide, at the cursor and moves past it; where it went and
+    /// whether it replaced a wide glyph.
+    fn put(&mut self, c: char, width: u16) -> Option<(super::page::Pos, bool)> {
+        let (pen, autowrap) = (self.pen, self.autowrap);
+        let page = self.page();
+        if autowrap {
+            page.wrap_for(width);
+        } else if page.pos.col.saturating_add(width) > page.cols() {
+            // No room left and no wrapping: the glyph is dropped (as tmux drops it).
+            return None;
+        }
+        let base = page.pos;
+        let row = page.row()?;
+        let was_wide = row.cell(base.col).is_some_and(|c| c.wide());
+        row.set(base.col, c, width == 2, pen);
+        page.advance(width);
+        if !autowrap {
+            // Autowrap off: the cursor stays on the last column; the next glyph replaces it.
+            page.set_col(page.pos.col);
+        }
+        self.last_char = Some(c);
+        Some((base, was_wide))
+    }
+
+    /// Adds combining mark `c` to the glyph before the cursor; where that glyph is and whether
+    /// it was wide.
+    fn mark(&mut self, c: char) -> Option<(super::page::Pos, bool)> {
+        let pen = self.pen;
+        let page = self.page();
+        let mut base = page.pos;
+        base.col -= 1;
+        let row = page.row()?;
+        if row.cell(base.col).is_some_and(|c| c.cont()) {
+            base.col = base.col.saturating_sub(1);
+        }
+        let was_wide = row.cell(base.col).is_some_and(|c| c.wide());
+        row.append(base.col, c);
+        let is_wide = row.cell(base.col).is_some_and(|c| c.wide());
+        if !was_wide && is_wide {
+            // A mark widened the glyph past the end of the row: it moves to the next one.
+            page.wrap_for(1);
+            let to = page.pos;
+            if to.col == 0 {
+                let from = page.rows.get_mut(usize::from(base.row));
+                let moved = from.map(|r| {
+                    let text = r.cell_text(base.col);
+                    r.clear(base.col, pen);
+                    text
+                });
+                if let (Some(text), Some(row)) = (moved, page.row()) {
+                    row.set_text(0, &text, pen);
                 }
+                page.advance(2);
+                base = to;
+            } else {
+                page.advance(1);
             }
         }
-        self.tidy(base, was_wide);
+        Some((base, was_wide))
     }
 
     /// After drawing at `base`: the wide glyphs the drawing cut in half are blanked.
@@ -150,17 +177,19 @@ impl State {
         for p in params {
             match p {
                 [6] => self.page().set_origin(on),
+                [7] => self.autowrap = on,
                 [25] => self.hidden = !on,
                 [2004] => self.bracketed = on,
                 [47] if on => self.enter_alternate(),
-                [47] => self.alternate = false,
-                [1049] if on => {
+                [47] => self.leave_alternate(),
+                // Only when they switch screens (as tmux does).
+                [1049] if on && !self.alternate => {
                     self.save_cursor();
                     self.alt.clear();
                     self.enter_alternate();
                 }
-                [1049] => {
-                    self.alternate = false;
+                [1049] if !on && self.alternate => {
+                    self.leave_alternate();
                     self.restore_cursor();
                 }
                 _ => {}
@@ -221,6 +250,10 @@ impl vte::Perform for State {
     fn csi_dispatch(&mut self, params: &vte::Params, intermediates: &[u8], _ignore: bool, c: char) {
         let pen = self.pen;
         match (intermediates, c) {
+            // SCOSC / SCORC: the same save and restore as ESC 7 / ESC 8 (with left and right
+            // margins, which lookout does not keep, `CSI s` would set them instead).
+            ([], 's') => return self.save_cursor(),
+            ([], 'u') => return self.restore_cursor(),
             ([], _) => {}
             ([b'?'], 'h') => return self.set_private_mode(params, true),
             ([b'?'], 'l') => return self.set_private_mode(params, false),

@@ -12,4 +12,6 @@ mod proptest_core;
 mod replay;
 mod signin_walls;
 mod terminal;
+mod tmux_pane;
+mod tmux_reference;
 mod vt;
