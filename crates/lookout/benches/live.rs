@@ -1,4 +1,4 @@
-//! The live bench: a tmux server of its own (`tmux -L lookout-live-PID-N`) with N panes — idle
+//! The live bench: a tmux server of its own (`tmux -L lookout-live-PID-N-K`) with N panes — idle
 //! shells, one in ten printing a spinner 10× a second, a few running a scripted Claude that shows a
 //! permission dialog — watched by the real `lookout serve` in a home of its own. Prints, per N:
 //! rounds/s, CPU of lookout (with the tmux clients it runs) and of the tmux server, lookout's RSS,
