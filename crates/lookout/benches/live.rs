@@ -1,4 +1,4 @@
-//! The live bench: a tmux server of its own (`tmux -L lookout-live-PID-N`) with N panes — idle
+//! The live bench: a tmux server of its own (`tmux -L lookout-live-PID-N-K`) with N panes — idle
 //! shells, one in ten printing a spinner 10× a second, a few running a scripted Claude that shows a
 //! permission dialog — watched by the real `lookout serve` in a home of its own. Prints, per N:
 //! rounds/s, CPU of lookout (with the tmux clients it runs) and of the tmux server, lookout's RSS,
@@ -8,8 +8,9 @@
 //!
 //! Run: `cargo build --release -p lookout && cargo bench -p lookout --bench live`. The binary is
 //! `$LOOKOUT_BIN`, else `lookout` next to the bench executable's `deps/` directory (the profile
-//! `cargo bench` builds); `LIVE_PANES=10,50,200` and `LIVE_SECS=20` choose sizes and duration,
-//! `LIVE_IDLE=1` leaves every pane idle (no spinner, no dialog shown: CPU only).
+//! `cargo bench` builds); `LOOKOUT_BIN=old,new` runs each size with each binary in turn (a before
+//! and after under the same load). `LIVE_PANES=10,50,200` and `LIVE_SECS=20` choose sizes and
+//! duration, `LIVE_IDLE=1` leaves every pane idle (no spinner, no dialog shown: CPU only).
 //! Touches tmux, a temp dir, the `lookout` binary it starts, and `/proc`.
 
 use lookout::server::Client;
@@ -44,27 +45,33 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(20);
-    let Some(bin) = lookout_bin() else {
+    let bins = lookout_bins();
+    if bins.is_empty() {
         eprintln!("live bench: no lookout binary (build it, or set LOOKOUT_BIN)");
         return;
-    };
-    println!("lookout: {}", bin.display());
+    }
+    for (i, bin) in bins.iter().enumerate() {
+        println!("lookout {}: {}", i + 1, bin.display());
+    }
     println!(
-        "| panes | rounds/s | CPU lookout+clients | CPU tmux server | RSS MiB | blocked p50 / p99 ms | misses | floor: CPU client + server |"
+        "| lookout | panes | rounds/s | CPU lookout+clients | CPU tmux server | RSS MiB | blocked p50 / p99 ms | misses | floor: CPU client + server |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     for n in sizes {
-        run(&bin, n, Duration::from_secs(secs));
+        for (i, bin) in bins.iter().enumerate() {
+            run(i + 1, bin, n, Duration::from_secs(secs));
+        }
     }
 }
 
-fn lookout_bin() -> Option<PathBuf> {
-    if let Some(bin) = std::env::var_os("LOOKOUT_BIN") {
-        return Some(bin.into());
+fn lookout_bins() -> Vec<PathBuf> {
+    if let Some(bins) = std::env::var_os("LOOKOUT_BIN") {
+        let bins = bins.to_string_lossy().into_owned();
+        return bins.split(',').map(PathBuf::from).collect();
     }
-    let exe = std::env::current_exe().ok()?;
-    let bin = exe.parent()?.parent()?.join("lookout");
-    bin.exists().then_some(bin)
+    let exe = std::env::current_exe().ok();
+    let bin = exe.and_then(|e| Some(e.parent()?.parent()?.join("lookout")));
+    bin.filter(|b| b.exists()).into_iter().collect()
 }
 
 struct Tmux(String);
@@ -117,9 +124,10 @@ fn cpu(pid: u32, children: bool) -> f64 {
     (ticks + reaped) / 100.0
 }
 
-/// CPU of `pid`, its reaped children and its live children (lookout's control clients).
+/// CPU of `pid`, its reaped children and every live descendant (lookout's control clients and
+/// their keepers).
 fn cpu_tree(pid: u32) -> f64 {
-    let mut total = cpu(pid, true);
+    let mut parent = std::collections::HashMap::new();
     for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(child) = entry
             .file_name()
@@ -131,12 +139,26 @@ fn cpu_tree(pid: u32) -> f64 {
         let stat = std::fs::read_to_string(format!("/proc/{child}/stat")).unwrap_or_default();
         let ppid = stat
             .rsplit_once(')')
-            .and_then(|(_, r)| r.split_whitespace().nth(1));
-        if ppid == Some(&pid.to_string()) {
-            total += cpu(child, false);
+            .and_then(|(_, r)| r.split_whitespace().nth(1)?.parse::<u32>().ok());
+        if let Some(ppid) = ppid {
+            parent.insert(child, ppid);
         }
     }
-    total
+    let descends = |mut p: u32| {
+        while let Some(&up) = parent.get(&p) {
+            if up == pid {
+                return true;
+            }
+            p = up;
+        }
+        false
+    };
+    let live: f64 = parent
+        .keys()
+        .filter(|&&p| descends(p))
+        .map(|&p| cpu(p, false))
+        .sum();
+    cpu(pid, true) + live
 }
 
 fn rss_mib(pid: u32) -> f64 {
@@ -186,12 +208,12 @@ fn start_panes(tmux: &Tmux, dir: &Path, n: usize) -> Vec<String> {
     agents
 }
 
-fn run(bin: &Path, n: usize, secs: Duration) {
+fn run(label: usize, bin: &Path, n: usize, secs: Duration) {
     let home = tempfile::Builder::new()
         .prefix("lookout-live-")
         .tempdir()
         .expect("tempdir");
-    let tmux = Tmux(format!("lookout-live-{}-{n}", std::process::id()));
+    let tmux = Tmux(format!("lookout-live-{}-{n}-{label}", std::process::id()));
     let agents = start_panes(&tmux, home.path(), n);
     let server_pid: u32 = tmux
         .run(&["display", "-p", "#{pid}"])
@@ -254,7 +276,7 @@ fn run(bin: &Path, n: usize, secs: Duration) {
     let floor = floor(&tmux, server_pid, secs);
     let (p50, p99, misses) = percentiles(latencies);
     println!(
-        "| {n} | {per_s:.2} | {lookout:.1} % | {server:.1} % | {rss:.0} | {p50} / {p99} | {misses} | {:.1} + {:.1} % |",
+        "| {label} | {n} | {per_s:.2} | {lookout:.1} % | {server:.1} % | {rss:.0} | {p50} / {p99} | {misses} | {:.1} + {:.1} % |",
         floor.0, floor.1
     );
 }

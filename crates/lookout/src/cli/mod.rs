@@ -94,6 +94,9 @@ enum Command {
     /// A fake agent for `watch --demo` (internal).
     #[command(hide = true)]
     DemoAgent(watch::demo::AgentArgs),
+    /// Runs one tmux control client for the server, ending it when the server is gone (internal).
+    #[command(hide = true)]
+    TmuxKeeper(tmux::KeeperArgs),
 }
 
 /// Parses the process arguments, runs the subcommand and turns its outcome into an exit code.
@@ -115,7 +118,12 @@ pub fn main() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Learn(args) => learn::run(args),
         Command::Run(args) => run::run(args),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => {
+            if let Ok(exe) = std::env::current_exe() {
+                crate::sources::tmux::keeper::keep_with(exe);
+            }
+            serve::run(args)
+        }
         Command::Stop(args) => serve::stop(
             &args
                 .socket
@@ -137,6 +145,10 @@ pub fn main() -> ExitCode {
         Command::Man(args) => docs::man(args),
         Command::Web(args) => web::run(args),
         Command::DemoAgent(args) => watch::demo::agent(args),
+        Command::TmuxKeeper(args) => Ok(crate::sources::tmux::keeper::run(
+            args.parent,
+            &args.command,
+        )),
     };
     match outcome {
         Ok(code) => code,

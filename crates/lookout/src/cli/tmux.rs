@@ -39,6 +39,17 @@ pub struct Args {
     pub server_socket: Option<PathBuf>,
 }
 
+/// Arguments of the hidden `lookout tmux-keeper` (see `sources::tmux::keeper`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct KeeperArgs {
+    /// The server's pid: the client is ended when this process is no longer the keeper's parent.
+    #[arg(long)]
+    pub parent: u32,
+    /// The `tmux -C …` command line.
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
+}
+
 /// Attaches the tmux server to the lookout server (starting that if needed) and returns.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args

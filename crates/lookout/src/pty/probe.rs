@@ -5,9 +5,11 @@
 //! the group leader's `stat` (its `comm`, which changes on `exec`). The program reported is the first
 //! member of the foreground group that the manifests identify as an agent — the leader, else another
 //! member (a non-interactive wrapper such as `sh -c 'cd p && claude'` keeps its children in its own
-//! group) — or the leader when none is. Members are listed from one shared `/proc` scan per round,
-//! and only for groups whose leader is no agent. The probe turns changes into `started` / `exited`
-//! process events for the server; the core still identifies the kind from the argv it is sent.
+//! group) — or the leader when none is. Members are found among the pane root's descendants
+//! (`task/*/children`; one shared `/proc` scan per round where the kernel lists no children), only
+//! for groups whose leader is no agent, and at most every 2 s while that leader stays the same.
+//! The probe turns changes into `started` / `exited` process events for the server; the core still
+//! identifies the kind from the argv it is sent.
 //! Touches `/proc` only, read-only.
 
 use crate::manifest::Catalog;
@@ -15,6 +17,7 @@ use std::collections::HashMap;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// The program in charge of a terminal.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,6 +46,8 @@ pub enum Change {
 pub struct Stat {
     /// The kernel name (`comm`), as the stat line holds it.
     pub comm: String,
+    /// The parent process.
+    pub ppid: u32,
     /// The process group.
     pub pgrp: i32,
     /// The foreground process group of the process's controlling terminal (-1 without one).
@@ -62,11 +67,13 @@ pub fn parse_stat(text: &str) -> Option<Stat> {
     // After `comm`: state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt utime
     // stime cutime cstime priority nice num_threads itrealvalue starttime …
     let mut fields = text.get(close + 1..)?.split_ascii_whitespace();
-    let pgrp = fields.nth(2)?.parse().ok()?;
+    let ppid = fields.nth(1)?.parse().ok()?;
+    let pgrp = fields.next()?.parse().ok()?;
     let tpgid = fields.nth(2)?.parse().ok()?;
     let start_time = fields.nth(13).and_then(|f| f.parse().ok()).unwrap_or(0);
     Some(Stat {
         comm,
+        ppid,
         pgrp,
         tpgid,
         start_time,
@@ -123,6 +130,55 @@ impl ProcFs {
         })
     }
 
+    /// The pids of `root` and its descendants that are in group `pgid`, ascending (at most
+    /// [`WALK_MAX`] processes visited); `None` when `/proc` does not list `root`'s children (a kernel
+    /// built without them, a vanished root, a test's look-alike). A terminal's foreground group is
+    /// the pane's own: its members descend from the pane's root, so a few reads find them where a
+    /// pass over `/proc` reads every process of the machine.
+    fn descendants_in(&self, root: u32, pgid: u32) -> Option<Vec<u32>> {
+        let mut stack = self.children(root)?;
+        let mut members = Vec::new();
+        if self
+            .stat(root)
+            .is_ok_and(|s| i64::from(s.pgrp) == i64::from(pgid))
+        {
+            members.push(root);
+        }
+        let mut visited = 0;
+        while let Some(pid) = stack.pop() {
+            visited += 1;
+            if visited > WALK_MAX {
+                break;
+            }
+            if self
+                .stat(pid)
+                .is_ok_and(|s| i64::from(s.pgrp) == i64::from(pgid))
+            {
+                members.push(pid);
+            }
+            stack.extend(self.children(pid).unwrap_or_default());
+        }
+        members.sort_unstable();
+        Some(members)
+    }
+
+    /// The children of every thread of `pid` (`task/*/children`); `None` when none could be read.
+    fn children(&self, pid: u32) -> Option<Vec<u32>> {
+        let tasks = fs::read_dir(self.root.join(pid.to_string()).join("task")).ok()?;
+        let mut children = None;
+        for task in tasks.flatten() {
+            let Ok(text) = fs::read_to_string(task.path().join("children")) else {
+                continue;
+            };
+            let found: &mut Vec<u32> = children.get_or_insert_with(Vec::new);
+            found.extend(
+                text.split_ascii_whitespace()
+                    .filter_map(|p| p.parse::<u32>().ok()),
+            );
+        }
+        children
+    }
+
     /// Every process by its group: one pass over `/proc`.
     fn scan_groups(&self) -> HashMap<u32, Vec<u32>> {
         let mut groups: HashMap<u32, Vec<u32>> = HashMap::new();
@@ -160,20 +216,34 @@ impl Identify for Catalog {
     }
 }
 
-/// The members of process groups, read from `/proc` at most once per round of looks (all panes of a
-/// source share one round), and only when some look needs them.
+/// How often the members of a foreground group whose leader stays the same program, and no agent,
+/// are read again: a shell loop's group changes members at each command it runs, and an agent a
+/// wrapper starts inside its own group is found within this.
+const MEMBERS_EVERY: Duration = Duration::from_secs(2);
+
+/// The most processes one walk of a pane's descendants visits (a build's hundreds of compilers are
+/// no agent's wrapper).
+const WALK_MAX: usize = 256;
+
+/// The members of process groups: a pane's descendants when `/proc` lists children, else one pass
+/// over `/proc` at most once per round of looks (all panes of a source share one round), and only
+/// when some look needs them.
 #[derive(Debug, Default)]
 pub struct Groups {
     scanned: Option<HashMap<u32, Vec<u32>>>,
 }
 
 impl Groups {
-    /// The pids in group `pgid`, ascending.
-    fn members(&mut self, proc: &ProcFs, pgid: u32) -> &[u32] {
+    /// The pids in group `pgid` under the pane whose root is `root`, ascending.
+    fn members(&mut self, proc: &ProcFs, root: u32, pgid: u32) -> Vec<u32> {
+        if let Some(members) = proc.descendants_in(root, pgid) {
+            return members;
+        }
         self.scanned
             .get_or_insert_with(|| proc.scan_groups())
             .get(&pgid)
-            .map_or(&[], Vec::as_slice)
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
@@ -193,17 +263,31 @@ struct Seen {
 pub struct Probe {
     root: u32,
     last: Option<Seen>,
+    /// When the foreground group's members were last read, and how long a group whose leader is
+    /// unchanged and no agent goes before they are read again.
+    members_at: Option<Instant>,
+    members_every: Duration,
 }
 
 impl Probe {
     /// A probe for the pane whose root process is `root`.
     pub fn new(root: u32) -> Self {
-        Probe { root, last: None }
+        Probe {
+            root,
+            last: None,
+            members_at: None,
+            members_every: MEMBERS_EVERY,
+        }
     }
 
     /// The root process this probe follows.
     pub fn root(&self) -> u32 {
         self.root
+    }
+
+    /// Whether the last look found an agent in charge.
+    pub fn agent(&self) -> bool {
+        self.last.as_ref().is_some_and(|seen| seen.agent)
     }
 
     /// Looks once: the change since the last look, if any.
@@ -231,14 +315,20 @@ impl Probe {
         if let Some(last) = &self.last
             && last.group == group
             && last.leader_comm == leader_comm
-            && last.agent
-            && (last.chosen == group
-                || proc
-                    .stat(last.chosen)
-                    .is_ok_and(|s| s.comm == last.chosen_comm))
         {
-            return None;
+            let agent_stays = last.agent
+                && (last.chosen == group
+                    || proc
+                        .stat(last.chosen)
+                        .is_ok_and(|s| s.comm == last.chosen_comm));
+            let members_read = self
+                .members_at
+                .is_some_and(|at| at.elapsed() < self.members_every);
+            if agent_stays || (!last.agent && members_read) {
+                return None;
+            }
         }
+        self.members_at = Some(Instant::now());
         let (fg, agent) = self.choose(proc, groups, identify, group)?;
         let seen = Seen {
             group,
@@ -267,7 +357,7 @@ impl Probe {
         if identify.is_agent(&leader.argv, &leader.comm) {
             return Some((leader, true));
         }
-        for &pid in groups.members(proc, group) {
+        for pid in groups.members(proc, self.root, group) {
             if pid == group {
                 continue;
             }
@@ -306,6 +396,8 @@ mod tests {
     }
 
     fn look(probe: &mut Probe, proc: &ProcFs) -> Option<Change> {
+        // Each look here reads the members again, as a look 2 s later would.
+        probe.members_every = Duration::ZERO;
         probe.look(proc, &mut Groups::default(), &Claude)
     }
 
@@ -317,6 +409,7 @@ mod tests {
             stat,
             Stat {
                 comm: "a) b) (c".into(),
+                ppid: 1,
                 pgrp: 40,
                 tpgid: 77,
                 start_time: 9876,
@@ -397,6 +490,33 @@ mod tests {
             look(&mut probe, &proc),
             Some(Change::Exited),
             "back to the wrapper"
+        );
+    }
+
+    #[test]
+    fn members_are_the_pane_roots_descendants_when_proc_lists_children() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let proc = ProcFs::at(dir.path());
+        let children = |pid: u32, kids: &str| {
+            let task = dir.path().join(format!("{pid}/task/{pid}"));
+            fs::create_dir_all(&task).expect("task dir");
+            fs::write(task.join("children"), kids).expect("children");
+        };
+        // The pane: sh (100) → wrapper (150) → claude (151), all in sh's group; 120 is another
+        // pane's process in a group of the same number, which only a pass over /proc would see.
+        write_proc(dir.path(), 100, 100, 100, &["sh", "-c", "wrap"], "sh");
+        write_proc(dir.path(), 150, 100, 100, &["bash", "wrap"], "bash");
+        write_proc(dir.path(), 151, 100, 100, &["claude"], "claude");
+        write_proc(dir.path(), 120, 100, 100, &["claude", "other"], "claude");
+        children(100, "150 ");
+        children(150, "151 ");
+        children(151, "");
+        let Some(Change::Started(agent)) = look(&mut Probe::new(100), &proc) else {
+            panic!("the descendant agent is reported");
+        };
+        assert_eq!(
+            agent.pid, 151,
+            "found by walking down from the root, not by a scan"
         );
     }
 

@@ -103,6 +103,11 @@ pub trait PaneSource {
         None
     }
 
+    /// Whether a pane's output may wait for the next round (no agent is in charge of its terminal,
+    /// so no state of it is read within a round) rather than be fed as it comes, as every pane's is
+    /// until told otherwise.
+    fn defer_output(&mut self, _native: &str, _defer: bool) {}
+
     /// How often the foreground process of a pane that printed nothing is looked for in `/proc`
     /// (a program starting or ending prints something); `None` (the default): every round.
     fn quiet_probe(&self) -> Option<std::time::Duration> {

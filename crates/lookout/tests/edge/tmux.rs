@@ -661,3 +661,69 @@ fn a_gone_pane_in_a_capture_batch_leaves_the_others_their_screens() {
         },
     );
 }
+
+/// A stopped lookout (SIGSTOP) never holds tmux: its control client is dropped, so tmux reads
+/// the panes of the session nobody else is attached to again; killed afterwards, it leaves
+/// nothing behind, and `kill-server` ends the tmux server. (tmux stops reading a pane whose only
+/// clients are control clients with full pipes, and waits for a control client to take everything
+/// queued for it before it lets it go: the pane froze, and the server never exited.)
+#[test]
+fn a_stopped_or_killed_lookout_never_holds_tmux() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let name = format!("lookout-stalled-{}", std::process::id());
+    let count = dir.path().join("count");
+    let (tmux, pane) = Tmux::start(
+        &name,
+        80,
+        10,
+        &[],
+        &format!(
+            "i=0; while :; do i=$((i+1)); echo $i > {}.new; mv {0}.new {0}; seq 1 200; done",
+            count.display()
+        ),
+    );
+    let mut served = Served::start_in(dir.path(), 100);
+    attach(&served, &name, false);
+    let id = format!("tmux:{name}:{pane}");
+    wait_until(
+        "the pane",
+        || state(&served, &id).is_some(),
+        || describe(&served, &tmux, &pane),
+    );
+    let clients = || tmux.run(&["list-clients", "-F", "#{client_pid}"]);
+    assert_eq!(clients().lines().count(), 1, "lookout's control client");
+    let lookout = nix::unistd::Pid::from_raw(i32::try_from(served.child.id()).expect("pid"));
+    nix::sys::signal::kill(lookout, nix::sys::signal::Signal::SIGSTOP).expect("SIGSTOP");
+    wait_until(
+        "tmux to drop the client nobody reads",
+        || clients().trim().is_empty(),
+        || format!("clients: {:?}", clients()),
+    );
+    let printed = || {
+        std::fs::read_to_string(&count)
+            .ok()
+            .and_then(|c| c.trim().parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    let now = printed();
+    wait_until(
+        "the pane to go on printing",
+        || printed() > now + 10,
+        || format!("{} lines, screen:\n{}", printed(), tmux.screen(&pane)),
+    );
+    served.kill9();
+    let server: i32 = tmux
+        .run(&["display-message", "-p", "#{pid}"])
+        .trim()
+        .parse()
+        .expect("tmux server pid");
+    let _ = Command::new("tmux")
+        .args(["-L", &name, "kill-server"])
+        .output();
+    let server = nix::unistd::Pid::from_raw(server);
+    wait_until(
+        "the tmux server to exit",
+        || nix::sys::signal::kill(server, None).is_err(),
+        || format!("tmux server {server} still runs; clients: {:?}", clients()),
+    );
+}

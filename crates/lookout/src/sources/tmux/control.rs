@@ -9,68 +9,18 @@
 //! for a pane are simply replaced by the capture's repaint. Touches the `tmux` binary (one child
 //! process per session) and nothing else.
 
+use super::hub::Hub;
 use crate::pty::tmux::{self, PaneInfo, Socket};
 use crossbeam_channel::{Receiver, Sender, bounded};
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How long a command's answer is waited for.
 const ANSWER_WITHIN: Duration = Duration::from_secs(5);
-
-/// What every control client of one tmux server reports, shared with the source.
-#[derive(Default)]
-pub struct Hub {
-    state: Mutex<HubState>,
-    wake: Condvar,
-}
-
-/// The reports waiting for the source.
-#[derive(Default)]
-pub struct HubState {
-    /// Bytes each pane (`%3`) printed since they were last taken; a capture replaces what came
-    /// before it.
-    pub output: HashMap<String, Vec<u8>>,
-    /// The client that streams each pane (a window in several sessions is streamed once).
-    pub owner: HashMap<String, u64>,
-    /// Panes, windows or sessions changed (or a client ended): list again.
-    pub structure: bool,
-    /// A client looks at another pane, window or session: read the focus again.
-    pub focus: bool,
-}
-
-impl Hub {
-    /// The reports, locked.
-    pub fn lock(&self) -> MutexGuard<'_, HubState> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Waits until something is reported or `until`; whether something is waiting.
-    pub fn wait(&self, until: Instant) -> bool {
-        let mut state = self.lock();
-        loop {
-            if state.structure || state.focus || !state.output.is_empty() {
-                return true;
-            }
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            state = match self.wake.wait_timeout(state, left) {
-                Ok((s, _)) => s,
-                Err(e) => e.into_inner().0,
-            };
-        }
-    }
-
-    fn report(&self, f: impl FnOnce(&mut HubState)) {
-        f(&mut self.lock());
-        self.wake.notify_all();
-    }
-}
 
 /// What the answer to a command sent is for.
 enum Pending {
@@ -103,9 +53,9 @@ pub struct ControlClient {
 impl ControlClient {
     /// Attaches client `id` to `session` (`$3`) of the server at `socket`, reporting to `hub`.
     pub fn attach(socket: &Socket, session: &str, id: u64, hub: Arc<Hub>) -> Option<Self> {
-        let mut child = socket
-            .command()
-            .args(["-C", "attach-session", "-f", "ignore-size", "-t", session])
+        let mut tmux = socket.command();
+        tmux.args(["-C", "attach-session", "-f", "ignore-size", "-t", session]);
+        let mut child = super::keeper::kept(&tmux)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -141,7 +91,7 @@ impl ControlClient {
         self.id
     }
 
-    /// The pid of its `tmux` process (as `#{client_pid}` names it).
+    /// The pid of its `tmux` process (as `#{client_pid}` names it), or of the keeper that runs it.
     pub fn pid(&self) -> u32 {
         self.child.id()
     }
@@ -307,12 +257,8 @@ impl Reader {
         let Ok(pane) = std::str::from_utf8(pane) else {
             return;
         };
-        let bytes = unescape(data.unwrap_or_default());
-        self.hub.report(|s| {
-            if s.owner.get(pane) == Some(&self.id) {
-                s.output.entry(pane.to_owned()).or_default().extend(bytes);
-            }
-        });
+        self.hub
+            .printed(pane, self.id, unescape(data.unwrap_or_default()));
     }
 
     fn answered(&mut self, answer: Answer) {

@@ -14,6 +14,8 @@
 //! as `@lookout_*` options (`tmux_options`). Touches the tmux CLI, `/proc` and the server socket.
 
 mod control;
+mod hub;
+pub mod keeper;
 mod options;
 mod watch;
 
@@ -189,7 +191,18 @@ impl PaneSource for TmuxSource {
     }
 
     fn pending(&mut self) -> Option<Vec<String>> {
-        Some(self.watch.hub().lock().output.keys().cloned().collect())
+        let hub = self.watch.hub().lock();
+        let urgent = hub.output.keys().filter(|p| !hub.deferred.contains(*p));
+        Some(urgent.cloned().collect())
+    }
+
+    fn defer_output(&mut self, native: &str, defer: bool) {
+        let mut hub = self.watch.hub().lock();
+        if defer {
+            hub.deferred.insert(native.to_owned());
+        } else {
+            hub.deferred.remove(native);
+        }
     }
 
     fn quiet_probe(&self) -> Option<Duration> {

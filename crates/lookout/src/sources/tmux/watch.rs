@@ -5,9 +5,11 @@
 //!
 //! The listing is read again only when a client reports a change (or one ended); between changes
 //! the source runs no tmux command at all, so tmux's message log (where it records every command)
-//! stays the user's. Touches the `tmux` binary.
+//! stays the user's. Touches the `tmux` binary, and `/proc` to tell lookout's own clients.
 
-use super::control::{ControlClient, Hub};
+use super::control::ControlClient;
+use super::hub::Hub;
+use crate::pty::probe::ProcFs;
 use crate::pty::tmux::{FORMAT, PaneInfo, Tmux, TmuxError};
 use crossbeam_channel::Receiver;
 use std::collections::{HashMap, HashSet};
@@ -102,14 +104,21 @@ impl Watch {
         Ok(Listing { panes, focused })
     }
 
-    /// The active pane of each person's client (not lookout's own control clients).
+    /// The active pane of each person's client (not lookout's own control clients: those it
+    /// spawned, or that its keepers spawned).
     pub fn focused(&mut self) -> Result<Vec<String>, TmuxError> {
-        let ours: HashSet<String> = self.clients.iter().map(|c| c.pid().to_string()).collect();
+        let ours: HashSet<u32> = self.clients.iter().map(ControlClient::pid).collect();
         let lines = self.query(&["list-clients", "-F", "#{client_pid}\t#{pane_id}"])?;
+        let proc = ProcFs::default();
+        let ours = |pid: &str| {
+            pid.parse::<u32>().is_ok_and(|pid| {
+                ours.contains(&pid) || proc.stat(pid).is_ok_and(|s| ours.contains(&s.ppid))
+            })
+        };
         Ok(lines
             .iter()
             .filter_map(|l| l.split_once('\t'))
-            .filter(|(pid, _)| !ours.contains(*pid))
+            .filter(|(pid, _)| !ours(pid))
             .map(|(_, pane)| pane.to_owned())
             .collect())
     }
@@ -230,6 +239,7 @@ impl Watch {
                 .map(|(pane, _)| pane.clone())
                 .collect();
             hub.output.retain(|pane, _| seen.contains(pane));
+            hub.deferred.retain(|pane| seen.contains(pane));
             hub.owner = owner;
             moved
         };

@@ -1,0 +1,133 @@
+//! The keeper of one tmux control client: the tmux source runs each `tmux -C` client under a small
+//! process of lookout's own (`lookout tmux-keeper --parent PID -- tmux …`, hidden) that ends the
+//! client when lookout is gone or has stopped reading it.
+//!
+//! Why: tmux (3.3 to 3.5 at least) only lets a control client go once everything queued for it is
+//! written. A client whose reader died (lookout killed with `SIGKILL`) keeps its session attached
+//! and holds the tmux server at `kill-server` for ever; and once a client's pipe is full, tmux stops
+//! reading the panes of every session no person is attached to, so the programs in them block on
+//! their next write. Ending the client process frees both at once: tmux drops a client whose
+//! process is gone. Touches its child process and the fill of its own stdout pipe, nothing else.
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use std::path::PathBuf;
+use std::process::{Command, ExitCode};
+use std::sync::{OnceLock, mpsc};
+use std::time::{Duration, Instant};
+
+/// The `lookout` executable that keeps control clients, when this process is one (the server);
+/// elsewhere (a test driving a source in its own process) clients run unkept.
+static KEEPER: OnceLock<PathBuf> = OnceLock::new();
+
+/// Has every control client this process attaches from now on run under `exe tmux-keeper`.
+pub fn keep_with(exe: PathBuf) {
+    let _ = KEEPER.set(exe);
+}
+
+/// `tmux` as it is to be spawned: under a keeper when this process has one.
+pub(super) fn kept(tmux: &Command) -> Command {
+    let Some(exe) = KEEPER.get() else {
+        let mut plain = Command::new(tmux.get_program());
+        plain.args(tmux.get_args());
+        return plain;
+    };
+    let mut kept = Command::new(exe);
+    kept.arg("tmux-keeper")
+        .arg("--parent")
+        .arg(std::process::id().to_string())
+        .arg("--")
+        .arg(tmux.get_program())
+        .args(tmux.get_args());
+    kept
+}
+
+/// How often the parent and the pipe are looked at.
+const LOOK_EVERY: Duration = Duration::from_millis(200);
+/// How long lookout may leave the pipe unread (never emptier than at the last look) before the
+/// client is ended; tmux then reads the panes again, and lookout attaches anew when it reads on.
+const UNREAD_FOR: Duration = Duration::from_secs(2);
+
+/// Runs `command` (the tmux client) with this process's stdin and stdout; ends it when the process
+/// `parent` is no longer this one's parent, or the stdout pipe is not read for [`UNREAD_FOR`].
+/// Exits with the client's code.
+pub fn run(parent: u32, command: &[String]) -> ExitCode {
+    let Some((program, args)) = command.split_first() else {
+        eprintln!("lookout tmux-keeper: no command to keep");
+        return ExitCode::from(2);
+    };
+    let mut child = match Command::new(program).args(args).spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            eprintln!("lookout tmux-keeper: {program}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+    let (tx, ended) = mpsc::channel();
+    std::thread::spawn(move || tx.send(child.wait()));
+    let mut unread = Unread::default();
+    loop {
+        match ended.recv_timeout(LOOK_EVERY) {
+            Ok(status) => {
+                let code = status
+                    .ok()
+                    .and_then(|s| s.code())
+                    .and_then(|c| u8::try_from(c).ok());
+                return ExitCode::from(code.unwrap_or(1));
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => return ExitCode::from(1),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        let orphaned = std::os::unix::process::parent_id() != parent;
+        let waiting = rustix::io::ioctl_fionread(std::io::stdout()).unwrap_or(0);
+        if orphaned || unread.for_too_long(waiting, Instant::now()) {
+            // Not reaped until the waiting thread's `wait` returns, so the pid is still the client's.
+            let _ = kill(pid, Signal::SIGKILL);
+            let _ = ended.recv();
+            return ExitCode::from(1);
+        }
+    }
+}
+
+/// Whether the pipe's reader has stopped: bytes waiting at every look, never fewer than before.
+#[derive(Debug, Default)]
+struct Unread {
+    since: Option<Instant>,
+    last: u64,
+}
+
+impl Unread {
+    fn for_too_long(&mut self, waiting: u64, now: Instant) -> bool {
+        let stalled = waiting > 0 && waiting >= self.last;
+        self.last = waiting;
+        self.since = match self.since {
+            Some(since) if stalled => Some(since),
+            _ if stalled => Some(now),
+            _ => None,
+        };
+        self.since
+            .is_some_and(|since| now.saturating_duration_since(since) >= UNREAD_FOR)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_pipe_that_never_drains_is_unread() {
+        let t0 = Instant::now();
+        let at = |ms| t0 + Duration::from_millis(ms);
+        let mut reader = Unread::default();
+        // A reader that keeps up: bytes come and go.
+        for (i, waiting) in [10, 0, 300, 20, 4000, 100].into_iter().enumerate() {
+            assert!(!reader.for_too_long(waiting, at(i as u64 * 500)));
+        }
+        // A stopped one: the pipe fills and stays full.
+        let mut reader = Unread::default();
+        assert!(!reader.for_too_long(4096, at(0)));
+        assert!(!reader.for_too_long(65536, at(1000)));
+        assert!(reader.for_too_long(65536, at(2000)));
+    }
+}
