@@ -190,6 +190,15 @@ impl Client {
         let mut line = serde_json::to_vec(&json!({"id": id, "method": method, "params": params}))
             .map_err(|e| ClientError::Protocol(e.to_string()))?;
         line.push(b'\n');
+        // The server discards a longer line without knowing its id: this call would never be
+        // answered. Said here, before anything is sent.
+        if line.len() > crate::protocol::MAX_LINE {
+            return Err(ClientError::Protocol(format!(
+                "`{method}`: the request is {} KiB, over the server's {} KiB line limit",
+                line.len() >> 10,
+                crate::protocol::MAX_LINE >> 10
+            )));
+        }
         let answer_within = self.answer_within;
         let late = |e: io::Error, what: &str| match (e.kind(), answer_within) {
             (io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut, Some(within)) => {

@@ -335,4 +335,3 @@ fn tmux_clients(
     }
     Ok(())
 }
-

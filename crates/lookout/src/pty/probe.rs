@@ -163,7 +163,7 @@ impl ProcFs {
     }
 
     /// The children of every thread of `pid` (`task/*/children`); `None` when none could be read.
-    fn children(&self, pid: u32) -> Option<Vec<u32>> {
+    pub fn children(&self, pid: u32) -> Option<Vec<u32>> {
         let tasks = fs::read_dir(self.root.join(pid.to_string()).join("task")).ok()?;
         let mut children = None;
         for task in tasks.flatten() {

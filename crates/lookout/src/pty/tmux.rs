@@ -553,7 +553,11 @@ pub fn in_view(pane: &str) -> bool {
         .output()
         .ok()
         .filter(|out| out.status.success())
-        .is_some_and(|out| String::from_utf8_lossy(&out.stdout).lines().any(|l| l.trim() == id))
+        .is_some_and(|out| {
+            String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .any(|l| l.trim() == id)
+        })
 }
 
 #[cfg(test)]

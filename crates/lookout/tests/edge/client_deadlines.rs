@@ -55,3 +55,30 @@ fn status_and_send_return_with_a_clear_error_from_a_stopped_server() {
         );
     }
 }
+
+/// A request longer than the server's line limit is refused by the client before it is sent,
+/// saying so: the server discards such a line without its id, so a client that sent it waited
+/// for an answer that never comes (forever, with no deadline set).
+#[test]
+fn a_request_over_the_line_limit_is_refused_at_once_not_left_unanswered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let served = crate::support::server::Served::start_in(dir.path(), 100);
+    let mut client = served.client();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let big = "x".repeat(lookout::protocol::MAX_LINE + 1);
+        let _ = tx.send(client.call_raw("agent.get", serde_json::json!({ "pane": big })));
+    });
+    let answer = rx
+        .recv_timeout(crate::support::deadline())
+        .expect("the call returned");
+    let err = answer.expect_err("refused").to_string();
+    assert!(err.contains("line limit"), "{err}");
+    // The connection and the server are fine for the next call.
+    assert!(
+        served
+            .client()
+            .call_raw("server.info", serde_json::json!({}))
+            .is_ok()
+    );
+}

@@ -42,6 +42,18 @@ pub(super) fn kept(tmux: &Command) -> Command {
     kept
 }
 
+/// The pid of the tmux client run as `pid`: the keeper's one child when `pid` is a keeper, else
+/// `pid` itself (tmux names the client `client-<that pid>`).
+pub(super) fn client_pid(pid: u32) -> u32 {
+    match crate::pty::probe::ProcFs::default()
+        .children(pid)
+        .as_deref()
+    {
+        Some([tmux]) if KEEPER.get().is_some() => *tmux,
+        _ => pid,
+    }
+}
+
 /// How often the parent and the pipe are looked at.
 const LOOK_EVERY: Duration = Duration::from_millis(200);
 /// How long lookout may leave the pipe unread (never emptier than at the last look) before the

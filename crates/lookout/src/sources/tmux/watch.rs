@@ -57,13 +57,13 @@ impl Watch {
         self.clients.iter().any(ControlClient::alive)
     }
 
-    /// The pids of the clients up, in order.
+    /// The pids of the `tmux -C` processes of the clients up (under their keepers), in order.
     pub fn client_pids(&self) -> Vec<u32> {
         let mut pids: Vec<u32> = self
             .clients
             .iter()
             .filter(|c| c.alive())
-            .map(ControlClient::pid)
+            .map(|c| super::keeper::client_pid(c.pid()))
             .collect();
         pids.sort_unstable();
         pids
