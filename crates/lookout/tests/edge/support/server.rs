@@ -143,6 +143,17 @@ impl Raw {
         self.send(format!("{line}\n").as_bytes());
         self.line()
     }
+
+    /// `ask`, or `None` when the server had closed the connection before the line went out (a
+    /// server at its connection limit answers the refusal and closes at once).
+    pub fn try_ask(&mut self, line: &str) -> Option<Value> {
+        self.writer.write_all(format!("{line}\n").as_bytes()).ok()?;
+        let mut answer = String::new();
+        match self.reader.read_line(&mut answer) {
+            Ok(n) if n > 0 => serde_json::from_str(&answer).ok(),
+            _ => None,
+        }
+    }
 }
 
 /// The error code of a call, or "ok".
