@@ -248,6 +248,8 @@ def main():
         capture.tmux("kill-server", check=False)
         for name, p in procs.items():
             live_hooks.stop(p, name)
+        # a `lookout run` still ending may have started the per-user server again on that socket
+        subprocess.run([lookout, "stop", "--socket", sock], capture_output=True)
     if problems:
         log("FAILED:\n  " + "\n  ".join(problems))
         return 1
