@@ -1,7 +1,8 @@
 //! No allocation on the evaluation hot path, counted by an instrumented global
 //! allocator: once the evaluate system's scratch has grown to the screen, evaluating a changed
 //! screen allocates nothing, whether it was fed as rows or parsed from bytes by lookout's terminal
-//! (whose rows are kept rendered).
+//! (whose rows are kept rendered). And a program that opens an OSC and never ends it cannot grow
+//! the terminal's memory: the parser keeps at most 1 KiB of it.
 //! One test in this binary: the counter is process-wide.
 
 #[allow(dead_code, reason = "the benches use the rest")]
@@ -120,4 +121,20 @@ fn evaluating_a_changed_screen_allocates_nothing_once_warm() {
     assert!(outcome.turn.is_some(), "the turn is fingerprinted");
     let (on_rows, _) = allocations(codex, &rows, 50);
     assert_eq!(on_rows, 0, "a finished turn's fingerprint allocates");
+    unterminated_osc_is_bounded();
+}
+
+/// 8 MiB of an OSC title that never ends, fed in PTY-sized reads: the terminal holds none of it
+/// beyond the parser's fixed buffer (a growing one held all 8 MiB).
+fn unterminated_osc_is_bounded() {
+    let mut vt = Screen::new(24, 80);
+    let _ = vt.process(b"]0;");
+    let chunk = vec![b'x'; 16 * 1024];
+    let region = Region::new(GLOBAL);
+    for _ in 0..512 {
+        let _ = vt.process(&chunk);
+    }
+    let held =
+        region.change().bytes_allocated as isize - region.change().bytes_deallocated as isize;
+    assert!(held < 64 * 1024, "an unterminated OSC holds {held} bytes");
 }

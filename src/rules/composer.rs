@@ -637,7 +637,8 @@ mod tests {
     fn the_alternate_screen_only_when_described() {
         let rows = ["x", RULE, "❯ ", RULE];
         let mut s = screen(&rows, (2, 2));
-        s.process(b"\x1b[?1049h");
+        // The cursor keeps its place across the switch (as in a real terminal): home it first.
+        s.process(b"\x1b[?1049h\x1b[H");
         s.process(format!("{}\r\n{RULE}\r\n❯ \r\n{RULE}\x1b[3;3H", "x").as_bytes());
         assert_eq!(read(s.grid(), &spec(RULES)).state, Unknown);
         let alt = format!("{RULES}\nalternate_screen=true");

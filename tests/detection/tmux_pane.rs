@@ -87,6 +87,9 @@ impl Server {
             input,
             output,
         };
+        // Attached once tmux says which session it shows: a command sent before that can find
+        // no current client (`refresh-client` failed so under load).
+        while !control.line().starts_with("%session-changed") {}
         // Its own size is no window's, and the panes' output is not copied to it.
         control.run("refresh-client -f no-output,ignore-size");
         control
