@@ -13,6 +13,10 @@
 //! duration, `LIVE_IDLE=1` leaves every pane idle (no spinner, no dialog shown: CPU only).
 //! Touches tmux, a temp dir, the `lookout` binary it starts, and `/proc`.
 
+// The scripted Claude of the edge tests (its `w` and `b` scenes: working, a permission dialog).
+#[path = "../tests/edge/support/fake_claude.rs"]
+mod fake_claude;
+
 use lookout::server::Client;
 use serde_json::json;
 use std::path::{Path, PathBuf};
@@ -20,18 +24,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-const CLAUDE: &str = r#"#!/bin/bash
-rule='────────────────────────────────────────'
-title() { printf '\033]2;%s\007' "$1"; }
-scene() { title '✳ Claude Code'; printf '\033[H\033[2J%s\r\n\r\n' 'fake claude'; printf '%s\r\n' "$@"; }
-scene "$rule" '> ' "$rule"
-while IFS= read -r -s cmd; do
-  case "$cmd" in
-    w) scene '✻ Thinking… (esc to interrupt)' '' "$rule" '> ' "$rule" ;;
-    b) scene 'Bash command' '  rm -rf build' 'Do you want to proceed?' '❯ 1. Yes' '  2. No' ;;
-  esac
-done
-"#;
 const SPINNER: &str =
     r#"i=0; while :; do printf '\r\342\240\213 working %s' $i; i=$((i+1)); sleep 0.1; done"#;
 
@@ -171,16 +163,13 @@ fn rss_mib(pid: u32) -> f64 {
 }
 
 fn start_panes(tmux: &Tmux, dir: &Path, n: usize) -> Vec<String> {
-    let claude = dir.join("claude");
-    std::fs::write(&claude, CLAUDE).expect("write claude");
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::set_permissions(&claude, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let bin = fake_claude::fake_claude(dir);
     let dialogs = (n / 50).max(1);
     let idle = std::env::var_os("LIVE_IDLE").is_some();
     let mut agents = Vec::new();
     for i in 0..n {
         let command = if i < dialogs {
-            format!("env PATH={}:$PATH claude", dir.display())
+            format!("env PATH={}:$PATH claude", bin.display())
         } else if i % 10 == 5 && !idle {
             SPINNER.to_owned()
         } else {
