@@ -53,6 +53,10 @@ pub struct Args {
     /// [default: `[server] retention` of the settings file, else 3d]
     #[arg(long, value_name = "AGE", value_parser = parse_age)]
     retention: Option<Duration>,
+    /// How many events the event log keeps at most, however young (the oldest go first); `0`
+    /// sets no limit. [default: `[server] max_events` of the settings file, else 1000000]
+    #[arg(long, value_name = "N")]
+    max_events: Option<u64>,
     /// Have the running server re-read its settings file now (as SIGHUP does).
     #[arg(long)]
     reload: bool,
@@ -147,12 +151,23 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         })
         .and_then(|(name, text)| crate::notify::settings::Settings::parse(&name, &text).ok())
         .unwrap_or_default();
-    let retention = match (args.retention, file.retention.as_deref()) {
-        (Some(flag), _) => flag,
-        (None, Some(text)) => parse_age(text)
-            .map_err(anyhow::Error::msg)
-            .context("[server] retention")?,
-        (None, None) => crate::server::DEFAULT_RETENTION,
+    let default = crate::server::Retention::DEFAULT;
+    let age = match (args.retention, file.retention.as_deref()) {
+        (Some(flag), _) => Some(flag),
+        (None, Some(text)) => Some(
+            parse_age(text)
+                .map_err(anyhow::Error::msg)
+                .context("[server] retention")?,
+        ),
+        (None, None) => default.age,
+    };
+    let retention = crate::server::Retention {
+        age: age.filter(|a| !a.is_zero()),
+        events: args
+            .max_events
+            .or(file.max_events)
+            .map_or(default.events, Some)
+            .filter(|&n| n != 0),
     };
     let tick = args
         .tick_ms
@@ -180,7 +195,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         mirror_dir: Some(args.mirror_dir.unwrap_or_else(default_mirror_dir)),
         log: args.log,
         settings: crate::notify::settings::default_path(),
-        retention: Some(retention).filter(|r| !r.is_zero()),
+        retention,
         fleet: fleet_config(
             &args.publish,
             args.machine.clone(),

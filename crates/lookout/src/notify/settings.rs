@@ -29,6 +29,7 @@ struct Raw {
 struct RawServer {
     tick_ms: Option<u64>,
     retention: Option<String>,
+    max_events: Option<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -115,6 +116,8 @@ pub struct Settings {
     /// `[server] retention`: how long the event log keeps events, as written (`3d`; `serve`
     /// parses it like its `--retention`).
     pub retention: Option<String>,
+    /// `[server] max_events`: how many events the event log keeps at most (`0`: no limit).
+    pub max_events: Option<u64>,
     /// `[fleet]`: where to publish, this machine's id, NATS credentials.
     pub fleet: crate::fleet::settings::FleetSettings,
     /// `[http]`: the web board's address (`lookout serve --http`).
@@ -260,6 +263,7 @@ impl Settings {
             http,
             tick,
             retention: raw.server.retention,
+            max_events: raw.server.max_events,
             fleet,
         })
     }

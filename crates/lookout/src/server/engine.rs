@@ -78,10 +78,13 @@ pub struct Engine {
     unstored: Vec<Event>,
     /// Why the store last failed to commit; `None` while it commits.
     storage_error: Option<String>,
-    /// How long the event log keeps events (`None`: forever).
-    retention: Option<Duration>,
+    /// What the event log keeps.
+    retention: super::Retention,
     /// When the next pruning step is due.
     prune_due: Instant,
+    /// Events committed since the last pruning step: a log capped by count is pruned as soon as
+    /// it may have grown past its cap, not a minute later.
+    logged_since_prune: u64,
     /// The identified agents' releases (`--version`, probed off this thread).
     versions: super::versions::Versions,
     /// `pane.send`s in flight, and the sources that type into panes.
@@ -95,13 +98,13 @@ const REPORT_BATCH: Duration = Duration::from_millis(20);
 
 impl Engine {
     /// An engine over `world`, continuing the event numbering from the store's log, and keeping
-    /// its events for `retention` (`None`: forever).
+    /// the events `retention` says.
     pub fn new(
         mut world: World,
         identity: Identity,
         store: Option<Store>,
         mirror_dir: Option<PathBuf>,
-        retention: Option<Duration>,
+        retention: super::Retention,
     ) -> Engine {
         if let Some(last) = store.as_ref().and_then(|s| s.last_seq().ok()) {
             panes::resume_seq(&mut world, EventSeq(last));
@@ -122,6 +125,7 @@ impl Engine {
             storage_error: None,
             retention,
             prune_due: Instant::now(),
+            logged_since_prune: 0,
             versions: super::versions::Versions::default(),
             sends: Sends::default(),
             listed: handlers::Listed::default(),

@@ -135,14 +135,37 @@ pub struct Config {
     pub log: Option<PathBuf>,
     /// The settings file with the notification rules; `None` notifies nothing.
     pub settings: Option<PathBuf>,
-    /// How long the event log keeps events; `None` keeps them forever.
-    pub retention: Option<Duration>,
+    /// What the event log keeps.
+    pub retention: Retention,
     /// Where to publish to the fleet; `None` publishes nothing.
     pub fleet: Option<crate::fleet::PublishConfig>,
 }
 
-/// The event log's default retention: three days (`lookout serve --retention` says so too).
-pub const DEFAULT_RETENTION: Duration = Duration::from_secs(3 * 24 * 60 * 60);
+/// What the event log keeps: the events younger than `age` and, of those, at most the newest
+/// `events` (either `None`: no such limit). The newest event is always kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// How long an event is kept.
+    pub age: Option<Duration>,
+    /// How many events are kept at most, however young: the log's size stays bounded when
+    /// hundreds of busy panes log faster than `age` lets go.
+    pub events: Option<u64>,
+}
+
+impl Retention {
+    /// Three days and a million events (about 350 MB of database at most, measured by
+    /// `tools/eventlog.py`; a user with a dozen agents logs far fewer in three days).
+    /// `lookout serve --help` says so too.
+    pub const DEFAULT: Retention = Retention {
+        age: Some(Duration::from_secs(3 * 24 * 60 * 60)),
+        events: Some(1_000_000),
+    };
+
+    /// True when nothing is ever pruned.
+    pub fn keeps_all(&self) -> bool {
+        self.age.is_none() && self.events.is_none()
+    }
+}
 
 impl Config {
     /// The defaults: default socket, database and mirror directory, 500 ms ticks.
@@ -155,7 +178,7 @@ impl Config {
             mirror_dir: Some(default_mirror_dir()),
             log: None,
             settings: crate::notify::settings::default_path(),
-            retention: Some(DEFAULT_RETENTION),
+            retention: Retention::DEFAULT,
             fleet: None,
         }
     }

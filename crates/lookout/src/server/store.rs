@@ -367,15 +367,28 @@ impl Store {
             .map_err(ctx("forget pane"))
     }
 
-    /// Deletes at most `batch` of the oldest events logged before `before`, never the newest
+    /// Deletes at most `batch` of the oldest events that are logged before `before` or are
+    /// not among the newest `keep` (either limit `None`: none of that kind), never the newest
     /// one (the numbering continues from it); returns how many went. Looks at `batch` rows at
-    /// most, so a step is cheap however large the log.
-    pub fn prune(&mut self, before: SystemTime, batch: usize) -> Result<usize, StoreError> {
+    /// most, so a step is cheap however large the log. The log is a run of consecutive
+    /// numbers (only its oldest end is ever deleted), so "among the newest `keep`" is a
+    /// comparison with the newest number.
+    pub fn prune(
+        &mut self,
+        before: Option<SystemTime>,
+        keep: Option<u64>,
+        batch: usize,
+    ) -> Result<usize, StoreError> {
         self.conn
             .execute(
                 "DELETE FROM events WHERE seq IN (SELECT seq FROM events ORDER BY seq LIMIT ?1)
-                 AND time < ?2 AND seq < (SELECT MAX(seq) FROM events)",
-                params![i64::try_from(batch).unwrap_or(i64::MAX), rfc3339(before)],
+                 AND seq < (SELECT MAX(seq) FROM events)
+                 AND (time < ?2 OR seq <= (SELECT MAX(seq) FROM events) - ?3)",
+                params![
+                    i64::try_from(batch).unwrap_or(i64::MAX),
+                    before.map(rfc3339),
+                    keep.map(to_i64)
+                ],
             )
             .map_err(ctx("prune events"))
     }
@@ -464,30 +477,52 @@ mod tests {
     #[test]
     fn pruning_takes_old_events_in_steps_and_keeps_the_newest() {
         let mut store = Store::memory().expect("store");
-        let at = |s: u64| SystemTime::UNIX_EPOCH + Duration::from_secs(s);
-        let events: Vec<Event> = (1..=5)
-            .map(|seq| Event {
-                seq: EventSeq(seq),
-                time: at(seq),
-                pane: Arc::from("p"),
-                cause: None,
-                change: Change::Labels { labels: vec![] },
-            })
-            .collect();
-        store.write_tick(&events, &[]).expect("write");
-        assert_eq!(store.prune(at(4), 2).expect("prune"), 2);
+        store.write_tick(&events(1..=5), &[]).expect("write");
+        assert_eq!(store.prune(Some(at(4)), None, 2).expect("prune"), 2);
         assert_eq!(
-            store.prune(at(4), 2).expect("prune"),
+            store.prune(Some(at(4)), None, 2).expect("prune"),
             1,
             "seq 3; 4 is not older"
         );
         assert_eq!(
-            store.prune(at(100), 10).expect("prune"),
+            store.prune(Some(at(100)), None, 10).expect("prune"),
             1,
             "the newest stays"
         );
         assert_eq!(store.event_count().expect("count"), 1);
         assert_eq!(store.last_seq().expect("seq"), 5);
+    }
+
+    #[test]
+    fn a_capped_log_keeps_only_its_newest_events_whatever_their_age() {
+        let mut store = Store::memory().expect("store");
+        store.write_tick(&events(1..=10), &[]).expect("write");
+        assert_eq!(store.prune(None, None, 100).expect("prune"), 0, "no limit");
+        assert_eq!(store.prune(None, Some(4), 3).expect("prune"), 3);
+        assert_eq!(store.prune(None, Some(4), 100).expect("prune"), 3);
+        assert_eq!(store.event_count().expect("count"), 4);
+        assert_eq!(
+            store.prune(None, Some(0), 100).expect("prune"),
+            3,
+            "the newest stays"
+        );
+        assert_eq!(store.last_seq().expect("seq"), 10);
+    }
+
+    fn at(s: u64) -> SystemTime {
+        SystemTime::UNIX_EPOCH + Duration::from_secs(s)
+    }
+
+    /// Events numbered `seqs`, each logged at second `seq`.
+    fn events(seqs: std::ops::RangeInclusive<u64>) -> Vec<Event> {
+        seqs.map(|seq| Event {
+            seq: EventSeq(seq),
+            time: at(seq),
+            pane: Arc::from("p"),
+            cause: None,
+            change: Change::Labels { labels: vec![] },
+        })
+        .collect()
     }
 
     #[test]

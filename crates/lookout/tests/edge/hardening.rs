@@ -1084,14 +1084,29 @@ fn bump_schema(db: &Path, version: u32) {
     assert!(status.success());
 }
 
-/// Item 11: the event log is pruned to its retention in small steps while the server runs; the
-/// newest event stays so the numbering goes on.
+/// The event log is pruned to its retention in small steps while the server runs; the newest
+/// event stays so the numbering goes on.
 #[test]
 fn the_event_log_is_pruned_to_its_retention() {
+    log_is_pruned_to(&["--retention", "1s"], 1);
+}
+
+/// A log capped by count keeps only its newest events, young as they are: hundreds of busy
+/// panes cannot grow the database past the cap within the retention age.
+#[test]
+fn the_event_log_is_capped_by_count() {
+    log_is_pruned_to(&["--retention", "3d", "--max-events", "3"], 3);
+}
+
+/// Serves with `flags`, logs seven events or more and waits until the log holds the newest
+/// `kept` of them.
+fn log_is_pruned_to(flags: &[&str], kept: u64) {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("lookout.db");
     let mut child = Command::new(LOOKOUT)
-        .args(["serve", "--tick-ms", "50", "--retention", "1s", "--socket"])
+        .args(["serve", "--tick-ms", "50"])
+        .args(flags)
+        .arg("--socket")
         .arg(dir.path().join("s.sock"))
         .arg("--db")
         .arg(&db)
@@ -1131,12 +1146,12 @@ fn the_event_log_is_pruned_to_its_retention() {
             .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
             .unwrap_or_default()
     };
-    // Ticks go on (the pane is polled); once the events are a second old they go, the newest stays.
+    // Ticks go on (the pane is polled); the events past the limit go, the newest stay.
     wait_until(
         "old events to be pruned",
         || {
             let _ = c.call_raw("agent.get", json!({"pane": "p"}));
-            count() == format!("(1, {last})")
+            count() == format!("({kept}, {last})")
         },
         count,
     );

@@ -1,6 +1,6 @@
 //! The engine's durable side: one transaction per tick for its events and the rows of the panes
 //! they touched (events of a failed commit are held and retried; nothing unstored is published),
-//! and event-log retention in small steps after a committed tick.
+//! and event-log retention (by age and by count) in small steps after a committed tick.
 
 use super::Engine;
 use crate::server::store::PaneRow;
@@ -15,20 +15,29 @@ const PRUNE_EVERY: Duration = Duration::from_secs(60);
 
 impl Engine {
     /// One small step of event-log retention, after a committed tick: at most [`PRUNE_BATCH`]
-    /// events, again next tick while there are more, else a minute later.
+    /// events, again next tick while there are more, else a minute later — or as soon as a
+    /// count-capped log may have passed its cap.
     pub(super) fn prune_step(&mut self) {
-        let (Some(store), Some(keep)) = (self.store.as_mut(), self.retention) else {
+        let keep = self.retention;
+        let Some(store) = self.store.as_mut().filter(|_| !keep.keeps_all()) else {
             return;
         };
         let now = Instant::now();
-        if now < self.prune_due {
+        let batch = u64::try_from(PRUNE_BATCH).unwrap_or(u64::MAX);
+        let past_cap = keep
+            .events
+            .is_some_and(|cap| self.logged_since_prune >= cap.clamp(1, batch));
+        if now < self.prune_due && !past_cap {
             return;
         }
-        let before = SystemTime::now()
-            .checked_sub(keep)
-            .unwrap_or(SystemTime::UNIX_EPOCH);
-        let later = now + PRUNE_EVERY.min(keep / 2);
-        self.prune_due = match store.prune(before, PRUNE_BATCH) {
+        self.logged_since_prune = 0;
+        let before = keep.age.map(|age| {
+            SystemTime::now()
+                .checked_sub(age)
+                .unwrap_or(SystemTime::UNIX_EPOCH)
+        });
+        let later = now + PRUNE_EVERY.min(keep.age.map_or(PRUNE_EVERY, |age| age / 2));
+        self.prune_due = match store.prune(before, keep.events, PRUNE_BATCH) {
             Ok(n) if n == PRUNE_BATCH => now,
             Ok(_) => later,
             Err(e) => {
@@ -63,6 +72,7 @@ impl Engine {
         // the next tick writes them again.
         match store.write_tick(events, &rows) {
             Ok(()) => {
+                self.logged_since_prune += u64::try_from(events.len()).unwrap_or(u64::MAX);
                 if self.storage_error.take().is_some() {
                     eprintln!(
                         "lookout: the database commits again; {} held event(s) stored",
