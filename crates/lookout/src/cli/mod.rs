@@ -59,7 +59,7 @@ enum Command {
     /// Run a command in a PTY, transparently, and report its pane to the server.
     Run(run::Args),
     /// Run the server: the world, its tick, the socket and the database (clients start it).
-    Serve(serve::Args),
+    Serve(Box<serve::Args>),
     /// Stop the per-user server (a final tick first).
     Stop(serve::StopArgs),
     /// Have the server supervised: write a systemd user unit (on macOS: print a launchd agent).
@@ -122,7 +122,7 @@ pub fn main() -> ExitCode {
             if let Ok(exe) = std::env::current_exe() {
                 crate::sources::tmux::keeper::keep_with(exe);
             }
-            serve::run(args)
+            serve::run(*args)
         }
         Command::Stop(args) => serve::stop(
             &args
