@@ -11,6 +11,35 @@ use super::row::{BOLD, DIM, INVERSE, Pen};
 use unicode_width::UnicodeWidthChar;
 
 impl State {
+    /// Draws printable ASCII `b` at the cursor: most of what programs print, so it skips what
+    /// only other glyphs need (the width lookup, UTF-8 encoding, combining marks) and tidies
+    /// wide neighbours only when there is one. Does what [`State::glyph`] does for it.
+    fn ascii(&mut self, b: u8) {
+        let (pen, autowrap) = (self.pen, self.autowrap);
+        let page = self.page();
+        if page.cols() == 0 {
+            return;
+        }
+        if autowrap {
+            page.wrap_for(1);
+        } else if page.pos.col >= page.cols() {
+            return;
+        }
+        let base = page.pos;
+        let Some(row) = page.row() else { return };
+        let Some(wide_around) = row.set_ascii(base.col, b, pen) else {
+            return;
+        };
+        page.advance(1);
+        if !autowrap {
+            page.set_col(page.pos.col);
+        }
+        self.last_char = Some(char::from(b));
+        if let Some(was_wide) = wide_around {
+            self.tidy(base, was_wide);
+        }
+    }
+
     /// Draws glyph `c` at the cursor.
     fn glyph(&mut self, c: char) {
         let page = self.page();
@@ -216,7 +245,9 @@ fn nth(params: &vte::Params, i: usize, default: u16) -> u16 {
 
 impl vte::Perform for State {
     fn print(&mut self, c: char) {
-        if c != '\u{fffd}' && !('\u{80}'..'\u{a0}').contains(&c) {
+        if let Ok(b @ b' '..=b'~') = u8::try_from(c) {
+            self.ascii(b);
+        } else if c != '\u{fffd}' && !('\u{80}'..'\u{a0}').contains(&c) {
             self.glyph(c);
         }
     }

@@ -131,6 +131,26 @@ impl Row {
         };
     }
 
+    /// Puts printable ASCII `b` in `col` with `pen`, as [`Row::set`] does; `None` past the row's
+    /// end, else whether a wide glyph is next to it (`Some(was_wide)`: the glyph it replaced
+    /// was wide, or the one before it is; the caller tidies them).
+    pub fn set_ascii(&mut self, col: u16, b: u8, pen: Pen) -> Option<Option<bool>> {
+        let i = usize::from(col);
+        let left_wide = i > 0 && self.cells.get(i - 1).is_some_and(Cell::wide);
+        if self.cells.get(i)?.flags & MARKED != 0 {
+            self.unmark(col);
+        }
+        let cell = self.at(col)?;
+        let was_wide = cell.wide();
+        *cell = Cell {
+            utf8: [b, 0, 0, 0],
+            len: 1,
+            flags: pen.flags,
+            fg: pen.fg,
+        };
+        Some((was_wide || left_wide).then_some(was_wide))
+    }
+
     /// Appends combining mark `c` to the glyph in `col` (a blank cell gets a space first); the
     /// cell widens when the marks ask for emoji presentation.
     pub fn append(&mut self, col: u16, c: char) {
