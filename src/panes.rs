@@ -492,6 +492,13 @@ pub fn feed_rows(
     Ok(())
 }
 
+/// The output bytes queued for `id` and not read yet: a tick reads at most
+/// [`PANE_BYTES_PER_TICK`](crate::resources::PANE_BYTES_PER_TICK) of a pane, so an embedder fed
+/// faster than that holds back the producer while this is large.
+pub fn output_queued(world: &mut World, id: &str) -> usize {
+    world.resource_mut::<OutputInbox>().queued_bytes(id)
+}
+
 /// When the embedder should run the next tick for the output queued so far ([`OUTPUT_BATCH`]
 /// after the first chunk queued with [`feed_at`] since the last tick; `None`: no such output).
 /// Ticking then, besides the periodic tick, is what makes detection follow the screen.

@@ -6,13 +6,15 @@
 then close; one well-behaved client keeps 256 `pane.list` in flight (reading its answers); a
 quiet client asks `agent.get` in a loop (its latency is the figure); and `lookout report state`
 runs for one hooked pane every 100 ms (each applied, or left in the mirror: never lost). The
-quiet client and the reports go on 3 s past the flood, where a backlog's tail shows.
+quiet client and the reports go on 3 s past the flood, where a backlog's tail shows. Then one
+client feeds 100 MB of output to one pane while the quiet client goes on asking.
 
     python3 tools/flood.py [path/to/lookout]     # default target/release/lookout
 
 Touches only a temp dir (socket, database, mirror) and the processes it starts.
 """
 
+import base64
 import json
 import os
 import socket
@@ -27,6 +29,8 @@ FLOODERS = 11
 IN_FLIGHT = 256
 FLOOD_FOR = 3.0
 AFTER = 3.0
+FEED_MB = 100
+PIPELINE = 4
 
 
 def connect(path):
@@ -107,6 +111,7 @@ def main():
         while not os.path.exists(sock) and time.time() < deadline:
             time.sleep(0.05)
         run(lookout, sock, mirror, env)
+        feed_flood(lookout, sock, env)
     finally:
         server.terminate()
         server.wait(timeout=10)
@@ -165,6 +170,44 @@ def run(lookout, sock, mirror, env):
     for r in reports:
         if '"applied":true' not in r[2].replace(" ", "") and "left in" not in r[3]:
             print("  neither:", r[1], r[2].strip()[:200], r[3].strip()[:200])
+
+
+def feed_flood(lookout, sock, env):
+    """One client feeds FEED_MB of terminal output to one pane as fast as the server takes it
+    (requests just under the 1 MiB line limit, PIPELINE in flight) while a quiet client asks
+    `agent.get` of another pane; the quiet client's latency is the figure."""
+    c, feeder = Client(sock), Client(sock)
+    c.call("pane.open", {"pane": "quiet", "rows": 24, "cols": 80})
+    feeder.call("pane.open", {"pane": "fed", "rows": 50, "cols": 200})
+    row = b"\x1b[32m+ \x1b[0mcompiling lookout v0.2.0 (/home/dev/project) src/lib.rs:42:7 ok\r\n"
+    chunk = base64.b64encode(row * (700_000 // len(row))).decode()
+    chunks = FEED_MB * 1_000_000 // (700_000 // len(row) * len(row))
+    done = threading.Event()
+
+    def feed():
+        sent = answered = 0
+        while answered < chunks:
+            while sent < chunks and sent - answered < PIPELINE:
+                feeder.send("pane.feed", {"pane": "fed", "data": chunk})
+                sent += 1
+            feeder.line()
+            answered += 1
+        done.set()
+
+    t0 = time.time()
+    t = threading.Thread(target=feed)
+    t.start()
+    gets = []
+    while not done.is_set():
+        g0 = time.time()
+        c.call("agent.get", {"pane": "quiet"})
+        gets.append(time.time() - g0)
+    t.join()
+    took = time.time() - t0
+    gets.sort()
+    print(f"feed: {FEED_MB} MB fed to one pane in {took:.1f} s ({chunks} requests, {PIPELINE} in flight)")
+    print(f"agent.get of another pane meanwhile ({len(gets)} calls): p50 {percentile(gets, 0.5) * 1e3:.1f} ms, "
+          f"p99 {percentile(gets, 0.99) * 1e3:.1f} ms, max {gets[-1] * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ mod screen_cells;
 // pane's process, the ticket a report is answered by, the cell budget, and the batching times.
 pub use crate::report::Ticket;
 pub use clock::Clock;
-pub use inbox::{BURST_GAP, OUTPUT_BATCH, ProcessEvent};
+pub use inbox::{BURST_GAP, OUTPUT_BATCH, PANE_BYTES_PER_TICK, ProcessEvent};
 pub use outbox::EventOutbox;
 pub use screen_cells::ScreenCells;
 

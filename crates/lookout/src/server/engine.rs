@@ -93,6 +93,19 @@ pub struct Engine {
     listed: handlers::Listed,
 }
 
+/// Output a pane may have queued unread before more for it waits in its connection's queue:
+/// the producer is held back (its client's in-flight budget fills) instead of the server's
+/// memory growing, and its screen stays within a few ticks of what it was sent.
+const FEED_BACKLOG: usize = 4 << 20;
+
+/// Whether `request` is output for a pane that has [`FEED_BACKLOG`] queued already.
+fn backlogged(world: &mut bevy_ecs::world::World, request: &Request) -> bool {
+    matches!(request, Request::PaneFeed(p) if panes::output_queued(world, &p.pane) >= FEED_BACKLOG)
+}
+
+/// How long the requests waiting after a tick are served before another early tick may run.
+const REQUESTS_TURN: Duration = Duration::from_millis(5);
+
 /// How long an early tick waits to batch reports that arrive together.
 const REPORT_BATCH: Duration = Duration::from_millis(20);
 
@@ -151,7 +164,9 @@ impl Engine {
 
     /// Runs until `shutdown` fires; ends with a final tick so queued reports are answered and
     /// persisted. Requests are taken from `queues` one at a time (in the fair order it keeps),
-    /// and a due tick always goes before the next request. Returns the running sources for the
+    /// and a due tick goes before the next request — except that between two early ticks the
+    /// waiting requests get [`REQUESTS_TURN`]: a flood of output, read a slice a tick, never
+    /// keeps a cheap request waiting for more than a slice. Returns the running sources for the
     /// caller to stop once no request can reach the world any more.
     pub fn run(
         mut self,
@@ -162,10 +177,14 @@ impl Engine {
     ) -> Sources {
         let ticker = crossbeam_channel::tick(tick);
         let versions = self.versions.done.clone();
+        // When the last tick ended, while the requests waiting since have not had their turn.
+        let mut requests_turn: Option<Instant> = None;
         loop {
             let early = self.early_tick();
-            if early.is_some_and(|due| due <= Instant::now()) || ticker.try_recv().is_ok() {
+            let early_due = early.is_some_and(|due| due <= Instant::now());
+            if (early_due && requests_turn.is_none()) || ticker.try_recv().is_ok() {
                 self.tick();
+                requests_turn = Some(Instant::now());
                 continue;
             }
             if shutdown.try_recv().is_ok() {
@@ -175,8 +194,17 @@ impl Engine {
                 self.version_found(path, version);
                 continue;
             }
-            if let Some(incoming) = queues.next() {
+            let world = &mut self.world;
+            if let Some(incoming) = queues.next(|r| backlogged(world, r)) {
                 self.handle(incoming);
+                if requests_turn.is_some_and(|since| since.elapsed() >= REQUESTS_TURN) {
+                    requests_turn = None;
+                }
+                continue;
+            }
+            // Nothing waits: the early tick may run.
+            requests_turn = None;
+            if early_due {
                 continue;
             }
             let wake = self.next_deadline(early);

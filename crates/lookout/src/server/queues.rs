@@ -139,8 +139,10 @@ impl Queues {
 
     /// The next request to serve: the oldest of the next connection in line — one whose next
     /// request is a report first (up to a bound in a row), else round-robin. A connection's own
-    /// requests keep their order. Requests of connections that are gone are discarded.
-    pub fn next(&self) -> Option<Incoming> {
+    /// requests keep their order. Requests of connections that are gone are discarded; a
+    /// connection whose next request the world cannot take yet (`wait` says so: output for a
+    /// pane whose earlier output is still being read) is passed over until it can.
+    pub fn next(&self, mut wait: impl FnMut(&Request) -> bool) -> Option<Incoming> {
         let mut inner = self.lock();
         // Connections passed over because their answers wait unread (back-pressure): each is
         // looked at once per call, so a call ends when only such connections are left.
@@ -169,8 +171,9 @@ impl Queues {
                 inner.conns.remove(&conn);
                 continue;
             }
-            if !urgent && incoming.peer.unsent() >= MAX_UNSENT {
-                // Its writer rings the bell when the client has read enough.
+            if !urgent && (incoming.peer.unsent() >= MAX_UNSENT || wait(&incoming.request)) {
+                // Its writer rings the bell when the client has read enough; the world thread
+                // asks again after each tick.
                 queue.push_front(incoming);
                 inner.ring.push_back(conn);
                 full += 1;
@@ -234,7 +237,7 @@ mod tests {
         assert!(queues.push(c, incoming(report, &pc)));
         pc.set_gone();
         assert!(queues.push(d, incoming(&report.replace("r0", "r2"), &pd)));
-        let order: Vec<String> = std::iter::from_fn(|| queues.next())
+        let order: Vec<String> = std::iter::from_fn(|| queues.next(|_| false))
             .map(|i| id(&i))
             .collect();
         // d's report first; b's report right after its own earlier request; c is gone.
@@ -259,9 +262,12 @@ mod tests {
         ));
         assert!(queues.push(a, incoming(r#"{"id":"a0","method":"pane.list"}"#, &pa)));
         assert!(queues.push(b, incoming(r#"{"id":"b0","method":"pane.list"}"#, &pb)));
-        assert_eq!(queues.next().map(|i| id(&i)).as_deref(), Some(r#""b0""#));
+        assert_eq!(
+            queues.next(|_| false).map(|i| id(&i)).as_deref(),
+            Some(r#""b0""#)
+        );
         assert!(
-            queues.next().is_none(),
+            queues.next(|_| false).is_none(),
             "a is served only once its client reads"
         );
     }
