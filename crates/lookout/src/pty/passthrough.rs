@@ -52,6 +52,8 @@ pub struct Options {
 
 /// How often the loop checks for child exit and marker-file lines when nothing else happens.
 const TICK: Duration = Duration::from_millis(50);
+/// At most this much queued output is gathered into one write.
+const COALESCE: usize = 256 << 10;
 /// After the child exits, how long to keep draining output still in the PTY before giving up on it.
 const DRAIN: Duration = Duration::from_millis(500);
 /// Messages (output chunks of ≤ 16 KiB, keys, signals) waiting for the loop: at most ~4 MiB.
@@ -142,22 +144,15 @@ impl Loop<'_> {
         let mut output_open = true;
         loop {
             match rx.recv_timeout(next_tick.saturating_duration_since(Instant::now())) {
-                Ok(Message::Stdin(bytes)) => self.on_stdin(&bytes),
-                Ok(Message::Output(bytes)) => self.on_output(&bytes),
-                Ok(Message::Signal(signal)) => self.on_signal(signal),
-                // Not the person's typing: the sink is not told.
-                Ok(Message::Inject(bytes)) => {
-                    let _ = self.typist.send((bytes, true));
-                }
-                Ok(Message::Outer(bytes)) => {
-                    let mut stdout = io::stdout().lock();
-                    let _ = stdout.write_all(&bytes).and_then(|()| stdout.flush());
-                }
-                // Usually the child just exited; check now rather than a tick later. If it only closed
-                // its terminal, keep handling signals and stdin until it exits.
-                Ok(Message::OutputClosed) => {
-                    output_open = false;
-                    next_tick = Instant::now();
+                Ok(message) => {
+                    let open = match message {
+                        Message::Output(bytes) => self.on_output_gathered(bytes, rx),
+                        other => self.on_message(other),
+                    };
+                    if !open {
+                        output_open = false;
+                        next_tick = Instant::now();
+                    }
                 }
                 Err(RecvTimeoutError::Timeout) => {}
                 // Nothing can arrive any more, not even signals: all that is left is the exit.
@@ -174,6 +169,47 @@ impl Loop<'_> {
                 self.on_tick()?;
             }
         }
+    }
+
+    /// Shows `bytes` with the output queued up behind them while this loop wrote (a flood costs a
+    /// write and a message to the sink per 256 KiB, not per 4 KiB read), then handles the message
+    /// that ended the gathering; `false` as [`Loop::on_message`].
+    fn on_output_gathered(
+        &mut self,
+        mut bytes: Vec<u8>,
+        rx: &crossbeam_channel::Receiver<Message>,
+    ) -> bool {
+        let mut next = None;
+        while bytes.len() < COALESCE && next.is_none() {
+            match rx.try_recv() {
+                Ok(Message::Output(more)) => bytes.extend_from_slice(&more),
+                Ok(other) => next = Some(other),
+                Err(_) => break,
+            }
+        }
+        self.on_output(&bytes);
+        next.is_none_or(|message| self.on_message(message))
+    }
+
+    /// Handles a message; `false` once the child's terminal closed: usually the child just exited,
+    /// so the caller checks now rather than a tick later (if it only closed its terminal, signals
+    /// and stdin are still handled until it exits).
+    fn on_message(&mut self, message: Message) -> bool {
+        match message {
+            Message::Stdin(bytes) => self.on_stdin(&bytes),
+            Message::Output(bytes) => self.on_output(&bytes),
+            Message::Signal(signal) => self.on_signal(signal),
+            // Not the person's typing: the sink is not told.
+            Message::Inject(bytes) => {
+                let _ = self.typist.send((bytes, true));
+            }
+            Message::Outer(bytes) => {
+                let mut stdout = io::stdout().lock();
+                let _ = stdout.write_all(&bytes).and_then(|()| stdout.flush());
+            }
+            Message::OutputClosed => return false,
+        }
+        true
     }
 
     /// Shows output the child wrote just before exiting; a background process still holding the PTY

@@ -157,10 +157,20 @@ impl PtySource {
         self.screen.repaint()
     }
 
-    /// Has the screen take the output it has not parsed yet.
+    /// Has the screen take the output it has not parsed yet (of a flood, what [`flood_tail`]
+    /// leaves: the server parses every byte; this screen only repaints the pane for a new one).
     fn catch_up(&mut self) {
         if let Some(fresh) = self.batch.get(self.parsed..).filter(|b| !b.is_empty()) {
-            let _ = self.screen.process(fresh);
+            let (rows, _) = self.screen.size();
+            match flood_tail(fresh, rows) {
+                Some((colours, tail)) => {
+                    let _ = self.screen.process(&colours);
+                    let _ = self.screen.process(tail);
+                }
+                None => {
+                    let _ = self.screen.process(fresh);
+                }
+            }
             self.bracketed
                 .store(self.screen.bracketed_paste(), Ordering::Relaxed);
         }
@@ -269,6 +279,48 @@ impl PaneSource for PtySource {
     }
 }
 
+/// Of a batch this long, only the end may need parsing (see [`flood_tail`]).
+const FLOOD: usize = 128 << 10;
+
+/// For a flood of plain lines (a `cat` of a log, a build), what draws the same screen as all of
+/// `fresh`: the colour changes of its head, then its tail of lines. `None` when the whole must be
+/// parsed: a short batch, or a head with anything but text, line controls and colour changes (a
+/// cursor move, a mode, a title, a scroll region: things that stay on screen), or a tail with too
+/// few lines to scroll every row the head drew off the screen. The tail starts after a CR LF, so
+/// at the start of a line; the head's colour changes (SGR) are kept, so the pen is the same.
+fn flood_tail(fresh: &[u8], rows: u16) -> Option<(Vec<u8>, &[u8])> {
+    let cut = fresh.len().checked_sub(FLOOD)?;
+    let start = cut + memchr::memmem::find(&fresh[cut..], b"\r\n")? + 2;
+    let (head, tail) = fresh.split_at(start);
+    if memchr::memchr_iter(b'\n', tail).count() < 2 * usize::from(rows) + 2 {
+        return None;
+    }
+    let other_control = |c: &[u8]| {
+        c.iter().fold(false, |other, &b| {
+            other | (b < 0x20 && !matches!(b, b'\r' | b'\n' | b'\t' | 0x07 | 0x08 | 0x1b))
+        })
+    };
+    if head.chunks(4096).any(other_control) {
+        return None;
+    }
+    let mut colours = Vec::new();
+    for at in memchr::memchr_iter(0x1b, head) {
+        let params = head.get(at + 2..)?;
+        let len = params
+            .iter()
+            .position(|b| !matches!(b, b'0'..=b'9' | b';' | b':'))?;
+        if head.get(at + 1) != Some(&b'[') || params[len] != b'm' {
+            return None;
+        }
+        // A reset (`ESC[m`, `ESC[0m`) undoes every colour change before it.
+        if matches!(&params[..len], b"" | b"0") {
+            colours.clear();
+        }
+        colours.extend_from_slice(&head[at..at + 3 + len]);
+    }
+    Some((colours, tail))
+}
+
 /// Types into the PTY as if the person did: the pass-through loop writes the bytes to it.
 struct PtyTypist {
     inject: crate::pty::inject::Injector,
@@ -301,5 +353,61 @@ impl Typist for PtyTypist {
 
     fn press_enter(&mut self, _native: &str) -> Result<(), String> {
         self.inject.send(b"\r".to_vec())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn log(lines: usize) -> Vec<u8> {
+        let mut out = b"\x1b[?2004h".to_vec();
+        for i in 0..lines {
+            let colour = [32, 33, 0, 1][i % 4];
+            out.extend(
+                format!("\x1b[{colour}m   Compiling crate-{i} v0.{i}\x1b[0m (/src/module_{i})\r\n")
+                    .bytes(),
+            );
+        }
+        out.extend(b"\x1b[1;31merror\x1b[0m: last line");
+        out
+    }
+
+    fn screen_of(parts: &[&[u8]]) -> Vec<u8> {
+        let mut screen = Terminal::new(24, 80);
+        for part in parts {
+            let _ = screen.process(part);
+        }
+        screen.repaint()
+    }
+
+    #[test]
+    fn a_flood_of_lines_draws_the_same_screen_from_its_tail() {
+        let stream = log(20_000);
+        let (setup, fresh) = stream.split_at(8);
+        let (colours, tail) = flood_tail(fresh, 24).expect("a plain flood is cut");
+        assert!(tail.len() <= FLOOD);
+        assert_eq!(screen_of(&[setup, &colours, tail]), screen_of(&[&stream]));
+    }
+
+    #[test]
+    fn a_flood_that_moves_the_cursor_or_sets_a_mode_is_parsed_whole() {
+        let stream = log(20_000);
+        for odd in [
+            &b"\x1b[H"[..],
+            b"\x1b[?1049h",
+            b"\x1b]0;title\x07",
+            b"\x1b[2;5r",
+            b"\x0e",
+        ] {
+            let mut fresh = odd.to_vec();
+            fresh.extend_from_slice(&stream);
+            assert!(flood_tail(&fresh, 24).is_none(), "{odd:?}");
+        }
+        assert!(flood_tail(&stream[..FLOOD], 24).is_none(), "short batch");
+        assert!(
+            flood_tail(&stream, 5000).is_none(),
+            "more rows than lines in the tail"
+        );
     }
 }
