@@ -485,6 +485,13 @@ class Claude(Agent):
     dialog_quiet = 0.0    # 2.1.3xx keeps redrawing its dialog (it never holds still for 0.8 s)
     approve = ("Enter",)
     deny = ("Escape",)
+    blind_question_lines = 14  # the question's words sit at the top of its box, the hint row at the bottom
+    # 2.1.3xx: "Is this a project you created or one you trust?" with `❯ No, exit` first and
+    # `Yes, I trust this folder` below it (not numbered), `Enter to confirm · Esc to cancel`
+    blind_trust = r"one you trust\?[\s\S]*Yes, I trust this folder"
+    blind_trust_keys = ("Down", 0.5, "Enter")
+    # the next prompt after a denied call goes out with the call's result: the mock answers "Done: …"
+    blind_after_deny = r"Mock answer|Done: the command"
 
     def setup(self, env, port):
         env.update({"ANTHROPIC_BASE_URL": "http://127.0.0.1:%d" % port, "ANTHROPIC_API_KEY": DUMMY_ANTHROPIC,
@@ -500,7 +507,8 @@ class Claude(Agent):
                 "accessToken": "sk-ant-oat01-dummy-" + "0" * 40, "refreshToken": "sk-ant-ort01-dummy-" + "0" * 40,
                 "expiresAt": 4102444800000, "scopes": ["user:inference", "user:profile", "user:sessions:claude_code"],
                 "subscriptionType": "max", "rateLimitTier": "default_claude_max_5x"}})
-        if self.case in MANUAL_PERMISSION_CASES:
+        flow = (blind_case(self.case) or (0, 0, None))[2]
+        if self.case in MANUAL_PERMISSION_CASES or flow in ("sleep", "deny", "draft-sleep"):
             # 2.1.3xx runs in auto mode by default (no permission prompt for a plain shell command):
             # the permission cases ask for the manual mode every release understands
             wjson(HOME + "/.claude/settings.json", {"permissions": {"defaultMode": "default"}})
@@ -509,7 +517,8 @@ class Claude(Agent):
             "lastReleaseNotesSeen": self.cli_version,
             "customApiKeyResponses": {"approved": [DUMMY_ANTHROPIC[-20:]], "rejected": []},
             "autoUpdates": False,
-            "projects": {PROJECT: {"hasTrustDialogAccepted": True, "allowedTools": [],
+            # blind trust flow: a first run in the folder asks whether to trust it
+            "projects": {PROJECT: {"hasTrustDialogAccepted": flow != "trust", "allowedTools": [],
                                    "hasCompletedProjectOnboarding": True}}})
 
     # signed in to a subscription: the footer banner "⚠ Usage limit reached · limit resets 2:50pm" /
@@ -527,7 +536,7 @@ class Claude(Agent):
     # 2.1.3xx asks once, at start, when settings ask for the manual mode: "Make auto mode your default
     # permission mode?" / "❯ Yes, set auto mode …" / "No, keep manual mode" — a settings question that
     # looks like a permission dialog (recorded as `other` in the firstrun case), answered "No" here.
-    auto_question = r"Make auto mode your default permission mode\?"
+    auto_question = r"Make auto mode your default permission mode\?|No, keep manual mode"  # (its top cut off when small)
 
     def before(self, pane):
         t = pane.wait(self.ready + "|" + self.auto_question, self.startup_timeout, what="ready",
@@ -587,9 +596,10 @@ enabled = false
 [notice]
 hide_full_access_warning = true
 
-[projects."%(proj)s"]
-trust_level = "trusted"
-''' % {"m": MODEL, "port": port, "proj": PROJECT,
+%(trust)s''' % {"m": MODEL, "port": port,
+       # blind trust flow: a first run in the folder asks whether to trust it
+       "trust": "" if (self.case or "").endswith("-trust") else
+       '[projects."%s"]\ntrust_level = "trusted"\n' % PROJECT,
        "tui": "\n[tui]\nanimations = false\n" if self.case == "noanim" else ""})
 
     def before(self, pane):
@@ -613,6 +623,12 @@ trust_level = "trusted"
     question_lines = 3
     question_setup = ("BTab",)
     question_setup_done = r"Plan mode"
+    blind_question_lines = 14  # the question's words sit at the top of its box, the hint row at the bottom
+    # 0.171: "Folder access" / "Trust this folder?" / `› 1. Trust and continue` / `2. Back to …`
+    blind_trust = r"Trust this folder\?[\s\S]*1\. Trust"
+    # 0.171: Ctrl-C while a turn runs opens "Task is still running" (`› 1. Cancel task` first) and the
+    # answer keeps streaming until a choice is made
+    blind_ctrlc = ("C-c", 1.0, "Enter")
     # Enter while a turn runs steers it (the text joins the running turn); Tab queues it:
     # "• Queued follow-up inputs" / "↳ and a short follow-up", run after the turn
     queue_key = "Tab"
@@ -1951,7 +1967,7 @@ SCENARIOS = {"shortturn": sc_shortturn, "modelpicker": sc_modelpicker, "presets"
 # command is still running, the dialog is on screen and unanswered, the turn ended), never from the
 # CLI's busy sign: the rules under test read that sign, so the harness must not select screens by it.
 # Flows (any size):
-#   trust        first run in a folder not yet trusted (copilot): the trust question   b, b, i, w, i
+#   trust        first run in a folder not yet trusted (copilot, claude, codex): its question   b, b, i, w, i
 #   long-answer  an answer streamed for BLIND_SLOW_SECONDS                             i, w, w, w, i
 #   sleep        an approved command that runs BLIND_LONG_SECONDS                      i, b, w, w, i
 #   deny         permission dialog, denied; then a short turn                          i, b, b, i, i
@@ -2033,12 +2049,13 @@ def bl_long_answer(a, p):
 def bl_trust(a, p):
     # the question's choices are on screen (a small pane may show only the end of its box; on a first
     # run in an untrusted folder nothing else offers numbered choices)
-    p.wait(BLIND_CHOICE, a.startup_timeout, what="trust-question", quiet=a.settle, lines=a.dialog_lines)
+    p.wait(getattr(a, "blind_trust", BLIND_CHOICE), a.startup_timeout, what="trust-question", quiet=a.settle,
+           lines=a.dialog_lines)
     p.mark("b")
     time.sleep(1.5)
     p.mark("b")
-    p.keys("Enter")  # the first choice: trust it
-    p.wait(a.ready, 30, what="ready", quiet=a.settle)
+    p.keys(*getattr(a, "blind_trust_keys", ("Enter",)))  # the choice that trusts it (first, by default)
+    a.before(p)
     p.mark("i")
     p.type("please give me a slow answer", enter_key=a.submit)
     _blind_stream(a, p, 1)
@@ -2082,7 +2099,7 @@ def bl_deny(a, p):
     p.wait(a.ready, 30, what="ready", quiet=a.settle)
     p.mark("i")
     p.type("hello, a short one", enter_key=a.submit)
-    _turn_over(a, p, a.answer)
+    _turn_over(a, p, getattr(a, "blind_after_deny", a.answer))
     p.mark("i")
 
 
@@ -2103,7 +2120,7 @@ def bl_interrupt(a, p):
 
 def bl_ctrlc(a, p):
     """The interrupt with Ctrl-C (once) instead of the CLI's own interrupt keys."""
-    a.interrupt = ("C-c",)
+    a.interrupt = getattr(a, "blind_ctrlc", ("C-c",))
     bl_interrupt(a, p)
 
 
@@ -2125,9 +2142,18 @@ def bl_draft_sleep(a, p):
 
 def bl_ask(a, p):
     """The agent's own multiple-choice question (the mock's "ask me"), answered with the first choice."""
+    if a.question_setup:  # the mode the CLI asks questions in (Codex: Plan mode)
+        for _ in range(4):  # a key pressed before the TUI is ready is lost: press again
+            p.keys(*a.question_setup)
+            time.sleep(1.5)
+            if re.search(a.question_setup_done, bottom(p.text(), 4)):
+                break
+        p.wait(a.question_setup_done, 10, what="question-mode", quiet=a.settle, lines=4)
     p.mark("i")
     p.type("ask me a question first", enter_key=a.submit)
-    p.wait(r"(?i)greeting", 60, what="question", quiet=0.8, lines=a.question_lines)
+    # the question's words, in the rows its box takes (the hint row alone is what the rules read)
+    p.wait(r"(?i)greeting", 60, what="question", quiet=0.8,
+           lines=getattr(a, "blind_question_lines", a.question_lines))
     p.mark("b")
     time.sleep(1.0)
     p.mark("b")
