@@ -665,8 +665,9 @@ class Gemini(Agent):
     def setup(self, env, port):
         env.update({"GEMINI_API_KEY": DUMMY_GEMINI, "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:%d" % port,
                     "GEMINI_TELEMETRY_ENABLED": "false"})
+        trust = (self.case or "").endswith("-trust")  # blind trust flow: it asks about the folder
         wjson(HOME + "/.gemini/settings.json", {
-            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+            "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": trust}},
             "privacy": {"usageStatisticsEnabled": False},
             "telemetry": {"enabled": False},
             "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "enableAutoUpdate": False,
@@ -685,6 +686,8 @@ class Gemini(Agent):
     # ↑/↓ to navigate · Esc to cancel" (its last row inside the box)
     question = r"Enter to select · .*Esc to cancel"
     question_lines = 3
+    blind_question_lines = 16  # blind ask: the question's words sit above its options in the box
+    blind_trust = r"\b\d\.\s+(?:Trust folder|Don't trust)"  # the folder-trust question's choices
 
     signin = r"How would you like to authenticate|Login with Google"
     model_picker = r"Select Model|Select model"
@@ -717,14 +720,17 @@ class Qwen(Agent):
     # Enter: Select | Esc: Cancel", then a spinner row "Waiting for user confirmation..."
     question = r"Enter: Select \| Esc: Cancel"
     question_lines = 3
+    blind_question_lines = 16  # blind ask: the question's words sit above its options
+    blind_trust = r"\b\d\.\s+(?:Trust folder|Don't trust)"  # the folder-trust question's choices
     approve = ("Enter",)
     deny = ("Escape",)
 
     def setup(self, env, port):
         base = "http://127.0.0.1:%d/v1" % port
         env.update({"OPENAI_API_KEY": DUMMY_OPENAI, "OPENAI_BASE_URL": base, "OPENAI_MODEL": MODEL})
+        trust = (self.case or "").endswith("-trust")  # blind trust flow: it asks about the folder
         wjson(HOME + "/.qwen/settings.json", {
-            "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": False}},
+            "security": {"auth": {"selectedType": "openai"}, "folderTrust": {"enabled": trust}},
             "model": {"name": MODEL},
             "modelProviders": {"openai": [{"id": MODEL, "name": MODEL, "envKey": "OPENAI_API_KEY",
                                            "baseUrl": base}]},
@@ -926,6 +932,7 @@ class Kimi(Agent):
     question_lines = 14
     question_quiet = 0.0  # its "Using AskUserQuestion" spinner row keeps moving
     dialog_quiet = 0      # the tool's spinner row above the dialog keeps moving
+    blind_choice = r"\[\d\]\s+(?:Approve|Reject)\b"  # its choices are bracketed: `[1] Approve once`
     approve = ("Enter",)
     deny = ("Escape",)
     interrupt = ("Escape",)

@@ -1034,7 +1034,11 @@ class Handler(BaseHTTPRequestHandler):
         utext = "\n".join(p.get("text", "") for p in parts if isinstance(p, dict))
         gc = body.get("generationConfig") or {}
         wants_json = gc.get("responseMimeType") == "application/json"
-        scen = "final" if after_tool else choose(utext, bool(tools) and not wants_json)
+        # a denied call's turn is dropped and the next prompt joins the same user turn as a part of
+        # its own (0.61): the newest text part is what the person asked last
+        texts = [p.get("text", "") for p in parts if isinstance(p, dict) and p.get("text")]
+        asked = texts[-1] if texts else utext
+        scen = "final" if after_tool else choose(asked, bool(tools) and not wants_json)
         model = self.path.split("/models/")[-1].split(":")[0]
         if scen == "error":
             log("POST %s api=gemini scenario=error -> 400" % self.path)
