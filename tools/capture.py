@@ -750,10 +750,19 @@ class Opencode(Agent):
     newline = ("C-j",)
     menu_keys = ("C-p",)  # the command palette
     menu_close = ("Escape",)
-    ready = r"ctrl\+p commands"
+    # (a narrow pane wraps the footer: `… ctrl+p` / `… commands`)
+    ready = r"ctrl\+p commands|ctrl\+p\s*\n.*\bcommands\s*$"
     busy = r"esc (to )?interrupt|esc again"
     busy_lines = 3
     dialog = r"Permission required|Allow once"
+    interrupt = ("Escape", "Escape")  # one Esc only arms it (`esc again to interrupt`)
+    # blind cases: the choices are not numbered; the question is waited for by its hint row at the
+    # panel's bottom
+    blind_choice = r"Allow once\s+Allow always\s+Reject"
+    blind_stream = None  # a 40x12 pane shows the streamed reply only near its end: the clock says it streams
+    blind_question = r"enter submit\s+esc dismiss"
+    blind_answer = r"Nothing\s+else\s+to\s+do"  # the short answer's LAST words (its start scrolls away)
+    blind_turn_end = r"▣\s.*·\s*\d+(?:\.\d+)?s\s*$"  # a 40x12 pane shows one reply row: the turn's duration
     # the question tool: a left-bar panel with the question, "1. Hello" …, "↑↓ select  enter submit  esc dismiss"
     question = r"enter submit\s+esc dismiss"
     question_lines = 3
@@ -783,22 +792,39 @@ class Cline(Agent):
     busy = r"^ [\u2801-\u28ff] "
     busy_lines = 40
     dialog = r"Approve tool call\?[\s\S]*\[y\] Approve"
+    blind_choice = r"\[y\] Approve\s+\[n\] Deny"  # blind cases: its choices are keys, not numbers
+    blind_stream = r"slow,\s+carefully|mock\s+model\s+considers|small\s+pieces"  # … words wrap when narrow
+    # its question: `Cline is asking a question`, the question, `> Hello` … `Type a response...`
+    blind_question = r"Cline is asking a question"
+    question_lines = 12
+    question_quiet = 0  # the tool's spinner row above it keeps moving
     approve = ("y",)
     deny = ("n",)
     interrupt = ("Escape",)
     startup_timeout = 90
 
     def before(self, pane):
-        t = pane.wait(self.ready + r"|any other key to close", self.startup_timeout, what="ready")
+        # (a small pane's popup hides both; the prompt glyph at the row's start still shows)
+        t = pane.wait(self.ready + r"|any other key to close|^❯", self.startup_timeout, what="ready")
         deadline = time.time() + 30
         keys = ["Escape", "Right", "Escape", "Left"]  # non-printing keys: nothing lands in the prompt
         n = 0
-        while "any other key to close" in t and time.time() < deadline:  # start-up announcement popup
-            time.sleep(1.0)
-            pane.keys(keys[n % len(keys)])
-            n += 1
-            time.sleep(1.0)
-            t = pane.text()
+        # the start-up announcement popup: it may open after the prompt was drawn, and a small pane
+        # cuts off its "any other key to close" (it covers the prompt row then): close it until the
+        # prompt holds for a while
+        while time.time() < deadline:
+            if "any other key to close" in t or not re.search(self.ready, t, re.M):
+                time.sleep(1.0)
+                pane.keys(keys[n % len(keys)])
+                n += 1
+                time.sleep(1.0)
+            try:
+                t = pane.wait(self.ready, 6, what="ready", quiet=3.0)
+            except TimeoutError:
+                t = pane.text()
+                continue
+            if "any other key to close" not in t:
+                return
         pane.wait(self.ready, 20, what="ready", quiet=self.settle)
 
     def setup(self, env, port):
@@ -995,6 +1021,8 @@ class Kilo(Opencode):
     kind = "kilo"
     cases = CASES_ALL + ["edit"]
     deny = ("Escape", 1.0, "Enter")  # Esc (or Reject) opens a "Reject permission" box: confirm it empty
+    # a 40x12 start screen has no footer: the prompt column's closing `╹▀▀▀` row is the last one
+    ready = Opencode.ready + r"|^\s*╹▀{10,}\s*$"
 
     def setup(self, env, port):
         wjson(HOME + "/.config/kilo/kilo.json", {
@@ -2015,8 +2043,10 @@ def _turn_over(a, p, end, timeout=40, ready=True):
     """The turn's last words came (wrapped or not, a scroll bar beside them, maybe scrolled up), the
     input prompt is back and the screen holds still."""
     rx = re.compile(end.replace(" ", r"\W+"))
+    # (a CLI whose small pane shows only the reply's last row may name another sign of a turn's end)
+    alt = re.compile(getattr(a, "blind_turn_end", None) or r"$^", re.M)
     deadline = time.time() + timeout
-    while not rx.search(p.text()) and not rx.search(_everything(p)):
+    while not rx.search(p.text()) and not rx.search(_everything(p)) and not alt.search(p.text()):
         if time.time() > deadline:
             p.snap("FAILED-turn-end")
             raise TimeoutError("%s/%s: waited %ss for %r" % (a.kind, p.case, timeout, end))
@@ -2025,15 +2055,29 @@ def _turn_over(a, p, end, timeout=40, ready=True):
     p.wait(a.ready if ready else r"[\s\S]", timeout, what="ready", quiet=a.settle)
 
 
+def _mock_asked(a, p, scenario, timeout=30):
+    """Waits until this case's mock (the last one started) was asked for `scenario` (its log says)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        with open(CAPDIR + "/mock.log") as f:
+            if "scenario=" + scenario in f.read().rsplit("mock model listening", 1)[-1]:
+                return
+        time.sleep(0.15)
+    p.snap("FAILED-mock-asked")
+    raise TimeoutError("%s/%s: the mock was not asked for %s" % (a.kind, p.case, scenario))
+
+
 def _blind_stream(a, p, marks):
     """Marks `w` `marks` times while the mock's slow answer is still arriving: its first words are on
     screen and more keep coming, or (a CLI that shows the answer only when complete, `blind_stream =
-    None`) the clock says the mock is still streaming and the answer's end is not on screen."""
+    None`) the mock was asked for it, the clock says it is still streaming and the answer's end is
+    not on screen."""
     sign = getattr(a, "blind_stream", a.slow_text)
     if sign:
         p.wait(sign, 30, what="slow-start")
-    else:
-        time.sleep(3.0)
+    else:  # (a loaded CLI may take seconds to send what was typed: the clock starts at the request)
+        _mock_asked(a, p, "slow")
+        time.sleep(2.0)
     t0 = time.time()
     for n in range(marks):
         if n:
@@ -2107,6 +2151,7 @@ def bl_deny(a, p):
     p.mark("i")
     p.type("hello, a short one", enter_key=a.submit)
     _turn_over(a, p, getattr(a, "blind_after_deny", a.answer))
+    _turn_over(a, p, getattr(a, "blind_answer", a.answer))
     p.mark("i")
 
 
@@ -2161,6 +2206,10 @@ def bl_ask(a, p):
     # the question's words, in the rows its box takes (the hint row alone is what the rules read)
     p.wait(r"(?i)greeting", 60, what="question", quiet=0.8,
            lines=getattr(a, "blind_question_lines", a.question_lines))
+    p.wait(getattr(a, "blind_question", r"(?i)greeting"), 60, what="question", quiet=min(0.8, a.question_quiet),
+           lines=a.question_lines)
+    if not a.question_quiet:  # a spinner above it keeps moving: look a moment instead
+        time.sleep(0.8)
     p.mark("b")
     time.sleep(1.0)
     p.mark("b")
