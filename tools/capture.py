@@ -1065,14 +1065,17 @@ class Droid(Agent):
     # its AskUser tool: `Ask User`, the question, numbered options (the chosen one bold) and the
     # hint row `↑/↓ Navigate • Space/Enter/1–9 Select • ESC stop agent`, no input box
     question = r"Navigate .*Select"
-    question_lines = 3
+    question_lines = 8  # the question itself is drawn up to six rows above the hint row
     signin = r"Please login with your Factory account"  # a menu: > Login / Exit
-    ready = r"^│ > "
+    ready = r"^│ >"  # a narrow pane draws the placeholder right after the `>`
     busy = r"\(Press ESC to stop\)"   # `⢰ Streaming...  (Press ESC to stop)` above the mode row
     busy_lines = 8
     dialog = r"Yes, allow[\s\S]*No, cancel"
     dialog_lines = 12
     slow_text = r"\(Press ESC to stop\)"  # the answer is drawn only when complete
+    blind_stream = None  # blind cases: the clock, not the status row, says it streams
+    blind_choice = r"No, cancel"  # its choices are not numbered
+    blind_trust = r"\b\d\.\s+\S"  # first run in a folder: `> 1. Trust this folder`, numbered
     approve = ("Enter",)
     deny = ("Escape",)
     interrupt = ("Escape",)
@@ -1091,8 +1094,9 @@ class Droid(Agent):
                     "FACTORY_DISABLE_KEYRING": "1"})
 
     def before(self, pane):
-        t = pane.wait(r"Trust this folder\?|" + self.ready, self.startup_timeout, what="ready", quiet=1.0)
-        if "Trust this folder?" in t:  # first run in a folder: "> 1. Trust this folder"
+        # first run in a folder: "> 1. Trust this folder" (a small pane cuts off the question above it)
+        t = pane.wait(r"Trust this folder|" + self.ready, self.startup_timeout, what="ready", quiet=1.0)
+        if "Trust this folder" in t:
             pane.keys("Enter")
         pane.wait(self.ready, 30, what="ready", quiet=self.settle)
 
@@ -1121,6 +1125,8 @@ class Openhands(Agent):
     deny = ("Down", "Enter")  # the options are Yes / No / Always / Auto LOW/MED
     interrupt = ("Escape",)   # "pause": the request in flight still completes, then the turn ends
     slow_text = r"Working \("  # not streamed: the answer appears at once when complete
+    blind_stream = None  # blind cases: the clock, not the status row, says it streams
+    blind_choice = r"Auto LOW/MED"  # its choices are not numbered: the last one
     startup_timeout = 90
 
     def quit(self, pane):
@@ -2038,7 +2044,8 @@ def bl_long_answer(a, p):
 def bl_trust(a, p):
     # the question's choices are on screen (a small pane may show only the end of its box; on a first
     # run in an untrusted folder nothing else offers numbered choices)
-    p.wait(BLIND_CHOICE, a.startup_timeout, what="trust-question", quiet=a.settle, lines=a.dialog_lines)
+    p.wait(getattr(a, "blind_trust", BLIND_CHOICE), a.startup_timeout, what="trust-question", quiet=a.settle,
+           lines=a.dialog_lines)
     p.mark("b")
     time.sleep(1.5)
     p.mark("b")
