@@ -861,6 +861,10 @@ class Aider(Agent):
     deny = ("n", "Enter")
     interrupt = ("C-c",)
     final = r"Running touch approved\.txt"
+    # blind cases: its questions end the last row with the default answer (`… [Yes]:`, wrapped in a
+    # narrow pane); the long command prints nothing, so once it ended the prompt is back under a rule
+    blind_choice = r"\[(?:Yes|No)\]: *$"
+    blind_final = r"Running python3[\s\S]*─{10}[\s\S]*diff>"
 
     def setup(self, env, port):
         env.update({"OPENAI_API_KEY": DUMMY_OPENAI, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
@@ -1112,14 +1116,17 @@ class Droid(Agent):
     # its AskUser tool: `Ask User`, the question, numbered options (the chosen one bold) and the
     # hint row `↑/↓ Navigate • Space/Enter/1–9 Select • ESC stop agent`, no input box
     question = r"Navigate .*Select"
-    question_lines = 3
+    question_lines = 8  # the question itself is drawn up to six rows above the hint row
     signin = r"Please login with your Factory account"  # a menu: > Login / Exit
-    ready = r"^│ > "
+    ready = r"^│ >"  # a narrow pane draws the placeholder right after the `>`
     busy = r"\(Press ESC to stop\)"   # `⢰ Streaming...  (Press ESC to stop)` above the mode row
     busy_lines = 8
     dialog = r"Yes, allow[\s\S]*No, cancel"
     dialog_lines = 12
     slow_text = r"\(Press ESC to stop\)"  # the answer is drawn only when complete
+    blind_stream = None  # blind cases: the clock, not the status row, says it streams
+    blind_choice = r"No, cancel"  # its choices are not numbered
+    blind_trust = r"\b\d\.\s+\S"  # first run in a folder: `> 1. Trust this folder`, numbered
     approve = ("Enter",)
     deny = ("Escape",)
     interrupt = ("Escape",)
@@ -1138,8 +1145,9 @@ class Droid(Agent):
                     "FACTORY_DISABLE_KEYRING": "1"})
 
     def before(self, pane):
-        t = pane.wait(r"Trust this folder\?|" + self.ready, self.startup_timeout, what="ready", quiet=1.0)
-        if "Trust this folder?" in t:  # first run in a folder: "> 1. Trust this folder"
+        # first run in a folder: "> 1. Trust this folder" (a small pane cuts off the question above it)
+        t = pane.wait(r"Trust this folder|" + self.ready, self.startup_timeout, what="ready", quiet=1.0)
+        if "Trust this folder" in t:
             pane.keys("Enter")
         pane.wait(self.ready, 30, what="ready", quiet=self.settle)
 
@@ -1168,6 +1176,8 @@ class Openhands(Agent):
     deny = ("Down", "Enter")  # the options are Yes / No / Always / Auto LOW/MED
     interrupt = ("Escape",)   # "pause": the request in flight still completes, then the turn ends
     slow_text = r"Working \("  # not streamed: the answer appears at once when complete
+    blind_stream = None  # blind cases: the clock, not the status row, says it streams
+    blind_choice = r"Auto LOW/MED"  # its choices are not numbered: the last one
     startup_timeout = 90
 
     def quit(self, pane):
@@ -2010,6 +2020,7 @@ SCENARIOS = {"shortturn": sc_shortturn, "modelpicker": sc_modelpicker, "presets"
 #   ask          the agent's own multiple-choice question, answered                    i, b, b, i
 #   ctrlc        the same, interrupted with Ctrl-C                                     i, w, w, i
 #   draft-sleep  the approved command, a draft typed while it runs                     i, b, w, i(draft)
+#   (sleep and draft-sleep with a CLI that runs commands without asking, pi: no dialog, no b marks)
 BLIND_SLOW_SECONDS = 14.0
 BLIND_LONG_SECONDS = 9
 BLIND_CHOICE = r"\b\d\.\s+(?:Yes|No)\b"  # a numbered choice of a dialog (not where the box's top is)
@@ -2127,18 +2138,31 @@ def _blind_dialog(a, p, prompt):
     time.sleep(1.0)
 
 
-def bl_sleep(a, p):
+def _blind_long_run(a, p):
+    """Asks for the long command and lets it run: approved in its dialog, or (a CLI that runs commands
+    without asking, `dialog = None`) seen drawn as the tool call. Returns when it started."""
+    if a.dialog is None:
+        p.mark("i")
+        p.type("a long tool run please", enter_key=a.submit)
+        p.wait(r"time\.sleep\(", 30, what="command-drawn")
+        return time.time()
     _blind_dialog(a, p, "a long tool run please")
     p.keys(*a.approve)
     t0 = time.time()
     p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 10, gone=True, what="dialog-gone", lines=a.dialog_lines)
+    return t0
+
+
+def bl_sleep(a, p):
+    t0 = _blind_long_run(a, p)
+    end = getattr(a, "blind_final", a.final)  # what shows once the command ended and the turn is over
     time.sleep(1.5)
     p.mark("w")  # the command runs BLIND_LONG_SECONDS and the final answer comes after it
     time.sleep(3.0)
-    if time.time() - t0 > BLIND_LONG_SECONDS - 1 or re.search(a.final, p.text()):
+    if time.time() - t0 > BLIND_LONG_SECONDS - 1 or re.search(end, p.text()):
         raise TimeoutError("%s/%s: the command ended before the second working mark" % (a.kind, p.case))
     p.mark("w")
-    _turn_over(a, p, a.final, timeout=BLIND_LONG_SECONDS + 30)
+    _turn_over(a, p, end, timeout=BLIND_LONG_SECONDS + 30)
     p.mark("i")
 
 
@@ -2178,10 +2202,7 @@ def bl_ctrlc(a, p):
 
 def bl_draft_sleep(a, p):
     """The approved long command, with a draft typed while it runs: working, then idle with the draft."""
-    _blind_dialog(a, p, "a long tool run please")
-    p.keys(*a.approve)
-    t0 = time.time()
-    p.wait(getattr(a, "blind_choice", BLIND_CHOICE), 10, gone=True, what="dialog-gone", lines=a.dialog_lines)
+    t0 = _blind_long_run(a, p)
     time.sleep(1.0)
     p.type("a draft typed meanwhile", enter=False)
     time.sleep(0.5)
