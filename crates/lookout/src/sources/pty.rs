@@ -280,7 +280,7 @@ impl PaneSource for PtySource {
 }
 
 /// Of a batch this long, only the end may need parsing (see [`flood_tail`]).
-const FLOOD: usize = 128 << 10;
+const FLOOD: usize = 32 << 10;
 
 /// For a flood of plain lines (a `cat` of a log, a build), what draws the same screen as all of
 /// `fresh`: the colour changes of its head, then its tail of lines. `None` when the whole must be
@@ -362,12 +362,15 @@ mod tests {
 
     fn log(lines: usize) -> Vec<u8> {
         let mut out = b"\x1b[?2004h".to_vec();
+        // Colours set early that every later line keeps: the tail must be drawn with them.
         for i in 0..lines {
-            let colour = [32, 33, 0, 1][i % 4];
-            out.extend(
-                format!("\x1b[{colour}m   Compiling crate-{i} v0.{i}\x1b[0m (/src/module_{i})\r\n")
-                    .bytes(),
-            );
+            if let Some(colour) = [(3, 35), (5, 0), (10, 1), (20, 32)]
+                .iter()
+                .find_map(|&(at, c)| (at == i).then_some(c))
+            {
+                out.extend(format!("\x1b[{colour}m").bytes());
+            }
+            out.extend(format!("   Compiling crate-{i} v0.{i} (/src/module_{i})\r\n").bytes());
         }
         out.extend(b"\x1b[1;31merror\x1b[0m: last line");
         out
