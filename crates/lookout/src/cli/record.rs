@@ -117,8 +117,8 @@ impl CastSink {
 }
 
 impl PaneSink for CastSink {
-    fn output(&mut self, at: Duration, bytes: &[u8]) {
-        let result = self.writer.output(at, bytes);
+    fn output(&mut self, at: Duration, bytes: Vec<u8>) {
+        let result = self.writer.output(at, &bytes);
         self.keep(result);
     }
 

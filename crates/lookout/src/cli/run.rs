@@ -117,7 +117,7 @@ struct ServerSink {
 }
 
 impl PaneSink for ServerSink {
-    fn output(&mut self, _at: Duration, bytes: &[u8]) {
+    fn output(&mut self, _at: Duration, bytes: Vec<u8>) {
         if let Some(link) = &self.link {
             link.output(bytes);
         }

@@ -22,8 +22,8 @@ use std::time::{Duration, Instant};
 /// Times are measured from the start of the loop. Methods cannot fail: a sink that can (a full disk)
 /// keeps its first error and reports it when the loop is over, so the user's session is never cut short.
 pub trait PaneSink {
-    /// The child wrote `bytes` to its terminal.
-    fn output(&mut self, at: Duration, bytes: &[u8]);
+    /// The child wrote `bytes` to its terminal (handed over: the server link keeps them).
+    fn output(&mut self, at: Duration, bytes: Vec<u8>);
     /// `bytes` were typed into the child (by the user, or by lookout answering a query).
     fn input(&mut self, at: Duration, bytes: &[u8]);
     /// The child's terminal is now `cols` × `rows`.
@@ -187,7 +187,7 @@ impl Loop<'_> {
                 Err(_) => break,
             }
         }
-        self.on_output(&bytes);
+        self.on_output(bytes);
         next.is_none_or(|message| self.on_message(message))
     }
 
@@ -197,7 +197,7 @@ impl Loop<'_> {
     fn on_message(&mut self, message: Message) -> bool {
         match message {
             Message::Stdin(bytes) => self.on_stdin(&bytes),
-            Message::Output(bytes) => self.on_output(&bytes),
+            Message::Output(bytes) => self.on_output(bytes),
             Message::Signal(signal) => self.on_signal(signal),
             // Not the person's typing: the sink is not told.
             Message::Inject(bytes) => {
@@ -218,7 +218,7 @@ impl Loop<'_> {
         let deadline = Instant::now() + DRAIN;
         while let Ok(message) = rx.recv_deadline(deadline) {
             match message {
-                Message::Output(bytes) => self.on_output(&bytes),
+                Message::Output(bytes) => self.on_output(bytes),
                 Message::OutputClosed => return,
                 Message::Stdin(_) | Message::Signal(_) | Message::Outer(_) | Message::Inject(_) => {
                 }
@@ -249,17 +249,18 @@ impl Loop<'_> {
         }
     }
 
-    fn on_output(&mut self, bytes: &[u8]) {
-        self.sink.output(self.at(), bytes);
+    fn on_output(&mut self, bytes: Vec<u8>) {
+        let at = self.at();
         let mut stdout = io::stdout().lock();
         // The outer terminal may be gone (SIGHUP); the child and the recording carry on regardless.
-        let _ = stdout.write_all(bytes).and_then(|()| stdout.flush());
+        let _ = stdout.write_all(&bytes).and_then(|()| stdout.flush());
         drop(stdout);
         let replies = self
             .responder
             .as_mut()
-            .map(|r| r.feed(bytes))
+            .map(|r| r.feed(&bytes))
             .unwrap_or_default();
+        self.sink.output(at, bytes);
         if !replies.is_empty() {
             self.type_into_child(replies);
         }

@@ -89,8 +89,8 @@ impl Link {
     }
 
     /// The child wrote `bytes`.
-    pub fn output(&self, bytes: &[u8]) {
-        let _ = self.tx.send(Message::Output(bytes.to_vec()));
+    pub fn output(&self, bytes: Vec<u8>) {
+        let _ = self.tx.send(Message::Output(bytes));
     }
 
     /// The person typed into the pane.

@@ -315,7 +315,7 @@ fn pump(mut reader: Box<dyn Read + Send>, link: Link) -> crossbeam_channel::Rece
                 if n == 0 {
                     break;
                 }
-                link.output(&buf[..n]);
+                link.output(buf[..n].to_vec());
             }
             // told as an exit: the link then closes the pane on the server
             link.exited();
