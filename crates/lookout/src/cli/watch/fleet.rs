@@ -89,14 +89,13 @@ pub fn run(
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
         let color = crate::cli::color::wanted(tty);
         let text = frame(&picture, &rows(&picture, all), 0, size, color);
-        println!(
-            "{}",
-            if tty {
-                text
-            } else {
-                text.replace("\r\n", "\n")
-            }
-        );
+        let text = if tty {
+            text
+        } else {
+            text.replace("\r\n", "\n")
+        };
+        // A reader that went away (`| head`) is not an error worth a panic.
+        let _ = writeln!(std::io::stdout(), "{text}");
         return Ok(ExitCode::SUCCESS);
     }
     let updates = board::watch(url, &auth)?;

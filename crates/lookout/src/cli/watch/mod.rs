@@ -115,14 +115,13 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let tty = std::io::stdout().is_terminal();
         let size = terminal::window_size().unwrap_or(WindowSize::FALLBACK);
         let frame = board.frame(size, crate::cli::color::wanted(tty));
-        println!(
-            "{}",
-            if tty {
-                frame
-            } else {
-                frame.replace("\r\n", "\n")
-            }
-        );
+        let text = if tty {
+            frame
+        } else {
+            frame.replace("\r\n", "\n")
+        };
+        // A reader that went away (`| head`) is not an error worth a panic.
+        let _ = writeln!(std::io::stdout(), "{text}");
         return Ok(ExitCode::SUCCESS);
     }
     interactive(&socket, &mut board)?;
