@@ -12,6 +12,7 @@ pub mod cli;
 pub mod client;
 pub mod fleet;
 pub mod fuzzing;
+pub mod keeper;
 pub mod learn;
 pub mod notify;
 pub mod peer;

@@ -94,9 +94,10 @@ enum Command {
     /// A fake agent for `watch --demo` (internal).
     #[command(hide = true)]
     DemoAgent(watch::demo::AgentArgs),
-    /// Runs one tmux control client for the server, ending it when the server is gone (internal).
+    /// Runs one child of the server (a tmux control client, a version probe), ending it when the
+    /// server is gone (internal).
     #[command(hide = true)]
-    TmuxKeeper(tmux::KeeperArgs),
+    Keeper(tmux::KeeperArgs),
 }
 
 /// Parses the process arguments, runs the subcommand and turns its outcome into an exit code.
@@ -120,7 +121,7 @@ pub fn main() -> ExitCode {
         Command::Run(args) => run::run(args),
         Command::Serve(args) => {
             if let Ok(exe) = std::env::current_exe() {
-                crate::sources::tmux::keeper::keep_with(exe);
+                crate::keeper::keep_with(exe);
             }
             serve::run(*args)
         }
@@ -145,10 +146,7 @@ pub fn main() -> ExitCode {
         Command::Man(args) => docs::man(args),
         Command::Web(args) => web::run(args),
         Command::DemoAgent(args) => watch::demo::agent(args),
-        Command::TmuxKeeper(args) => Ok(crate::sources::tmux::keeper::run(
-            args.parent,
-            &args.command,
-        )),
+        Command::Keeper(args) => Ok(crate::keeper::run(args.parent, args.group, &args.command)),
     };
     match outcome {
         Ok(code) => code,

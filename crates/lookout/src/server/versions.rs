@@ -152,11 +152,13 @@ fn probe(path: &Path) -> Option<String> {
 /// Runs `path --version` as the last resort: in a process group of its own, stdin null, stdout and
 /// stderr into one pipe read up to [`OUTPUT_LIMIT`], and the whole group killed and the child
 /// reaped after [`DEADLINE`] — a program that does not know the flag and runs its normal routine
-/// (with whatever it starts) is stopped, never left running.
+/// (with whatever it starts) is stopped, never left running. Under the server it runs kept
+/// (`crate::keeper`): a server that stops or dies before the deadline still takes the group along.
 fn ask(path: &Path) -> Option<String> {
     let (mut reader, writer) = std::io::pipe().ok()?;
-    let mut child = Command::new(path)
-        .arg("--version")
+    let mut version = Command::new(path);
+    version.arg("--version");
+    let mut child = crate::keeper::kept(&version, true)
         .stdin(Stdio::null())
         .stdout(writer.try_clone().ok()?)
         .stderr(writer)

@@ -84,14 +84,11 @@ fn alive(pid: &str) -> bool {
     })
 }
 
-#[test]
-fn a_program_that_ignores_version_is_killed_with_what_it_started() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    manifest(dir.path());
-    let pids = dir.path().join("pids");
-    // No install metadata: the probe is the last resort. The program takes `--version` for its
-    // normal routine: it starts a helper and runs on.
-    let agent = dir.path().join("fakeagent");
+/// A program without install metadata that takes `--version` for its normal routine: it starts a
+/// helper and runs on, writing both pids to `dir/pids` once running. Returns the pids file.
+fn ignoring_version(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let pids = dir.join("pids");
+    let agent = dir.join("fakeagent");
     executable(
         &agent,
         &format!(
@@ -99,18 +96,25 @@ fn a_program_that_ignores_version_is_killed_with_what_it_started() {
             pids.display()
         ),
     );
-    let s = Served::start_in(dir.path(), 50);
-    let mut c = started(&s, &[agent.display().to_string()]);
+    (agent, pids)
+}
+
+/// The pids the probed program wrote, once it has.
+fn probe_started(pids: &Path) -> Vec<String> {
     wait_until(
         "the probe started the program",
         || pids.exists(),
         String::new,
     );
-    let text = std::fs::read_to_string(&pids).expect("pids");
-    let started: Vec<&str> = text.split_whitespace().collect();
+    let text = std::fs::read_to_string(pids).expect("pids");
+    let started: Vec<String> = text.split_whitespace().map(str::to_owned).collect();
     assert_eq!(started.len(), 2, "{text}");
+    started
+}
+
+fn all_gone(what: &str, started: &[String]) {
     wait_until(
-        "the program and its helper killed (the probe's deadline is 5 s)",
+        what,
         || !started.iter().any(|p| alive(p)),
         || {
             format!(
@@ -119,6 +123,34 @@ fn a_program_that_ignores_version_is_killed_with_what_it_started() {
             )
         },
     );
+}
+
+#[test]
+fn a_program_that_ignores_version_is_killed_with_what_it_started() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    manifest(dir.path());
+    let (agent, pids) = ignoring_version(dir.path());
+    let s = Served::start_in(dir.path(), 50);
+    let mut c = started(&s, &[agent.display().to_string()]);
+    let started = probe_started(&pids);
+    all_gone(
+        "the program and its helper killed (the probe's deadline is 5 s)",
+        &started,
+    );
     let got = c.call_raw("agent.get", json!({"pane": "p"})).expect("get");
     assert!(got["version"].is_null(), "{got}");
+}
+
+#[test]
+fn a_probe_dies_with_the_server() {
+    // kill -9 inside the probe's 5 s: nothing of the server is left to end the probe, yet the
+    // program and its helper go (well before their `sleep 300`).
+    let dir = tempfile::tempdir().expect("tempdir");
+    manifest(dir.path());
+    let (agent, pids) = ignoring_version(dir.path());
+    let mut s = Served::start_in(dir.path(), 50);
+    let _c = started(&s, &[agent.display().to_string()]);
+    let started = probe_started(&pids);
+    s.kill9();
+    all_gone("the probe ended with its server", &started);
 }

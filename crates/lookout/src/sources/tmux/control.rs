@@ -55,7 +55,7 @@ impl ControlClient {
     pub fn attach(socket: &Socket, session: &str, id: u64, hub: Arc<Hub>) -> Option<Self> {
         let mut tmux = socket.command();
         tmux.args(["-C", "attach-session", "-f", "ignore-size", "-t", session]);
-        let mut child = super::keeper::kept(&tmux)
+        let mut child = crate::keeper::kept(&tmux, false)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -15,7 +15,6 @@
 
 mod control;
 mod hub;
-pub mod keeper;
 mod options;
 mod watch;
 

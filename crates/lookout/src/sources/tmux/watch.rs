@@ -63,7 +63,7 @@ impl Watch {
             .clients
             .iter()
             .filter(|c| c.alive())
-            .map(|c| super::keeper::client_pid(c.pid()))
+            .map(|c| crate::keeper::child_pid(c.pid()))
             .collect();
         pids.sort_unstable();
         pids
