@@ -7,13 +7,23 @@ use lookout_core::panes;
 use lookout_core::report::{Answer, Report, ReportBody, ReportedState, TurnEndStatus};
 use lookout_core::resources::{Clock, EventOutbox, ProcessEvent};
 use proptest::prelude::*;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
+/// The bundled catalog, compiled once for every case.
+fn catalog() -> Arc<Catalog> {
+    static CATALOG: OnceLock<Arc<Catalog>> = OnceLock::new();
+    CATALOG
+        .get_or_init(|| {
+            let (catalog, errors) = Catalog::bundled();
+            assert!(errors.is_empty(), "{errors:?}");
+            Arc::new(catalog)
+        })
+        .clone()
+}
+
 fn world() -> bevy_ecs::world::World {
-    let (catalog, errors) = Catalog::bundled();
-    assert!(errors.is_empty(), "{errors:?}");
-    let mut world = lookout_core::world(Arc::new(catalog));
+    let mut world = lookout_core::world(catalog());
     panes::open_pane(&mut world, "p", 24, 80, None, None).expect("open");
     let started = ProcessEvent::Started {
         pid: Some(1),
