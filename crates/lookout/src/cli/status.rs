@@ -36,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::fleet::status(url, args.nats, args.json);
     }
     let mut client = super::connect(args.socket)?;
-    first_rounds(&mut client);
+    super::tmux::wait_first_rounds(&mut client, None);
     let snapshot = client.call(&params::PaneList {})?;
     // The whole answer is written at once, so a reader that closes early (`lookout status |
     // head -3`) ends it quietly instead of a panic on a broken pipe.
@@ -133,20 +133,6 @@ fn settings_problem() -> Option<String> {
     crate::notify::settings::Settings::parse(&file, &text)
         .err()
         .map(|e| format!("settings refused: {e}; the server keeps the last good settings"))
-}
-
-/// Waits (3 s at most) until every tmux server the server watches has been looked at once: a
-/// server this command just started (or restarted) resumes its sources, and a table printed
-/// before their first round would be empty.
-fn first_rounds(client: &mut crate::server::Client) {
-    let end = std::time::Instant::now() + Duration::from_secs(3);
-    while std::time::Instant::now() < end {
-        match client.call(&params::SourceList {}) {
-            Ok(list) if list.sources.iter().any(|s| s.rounds == 0) => {}
-            _ => return,
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Widths of every column but the last, which takes what is left of the line.

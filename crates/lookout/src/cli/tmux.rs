@@ -123,16 +123,18 @@ pub fn attach(
     })?)
 }
 
-/// Waits (briefly) until the source of `path` has looked at every pane once, so a one-shot view
-/// already shows them.
-pub fn wait_first_round(client: &mut Client, path: &std::path::Path) {
+/// Waits (3 s at most) until every tmux server the lookout server watches — `attached` among them,
+/// when given — has been looked at once: a server just started or restarted resumes its sources,
+/// and a table printed before their first round would be empty.
+pub fn wait_first_rounds(client: &mut Client, attached: Option<&std::path::Path>) {
     let end = Instant::now() + Duration::from_secs(3);
     while Instant::now() < end {
         let Ok(list) = client.call(&SourceList {}) else {
             return;
         };
-        let ready = list.sources.iter().any(|s| s.tmux == path && s.rounds > 0);
-        if ready {
+        let seen =
+            |path: &std::path::Path| list.sources.iter().any(|s| s.tmux == path && s.rounds > 0);
+        if list.sources.iter().all(|s| s.rounds > 0) && attached.is_none_or(seen) {
             return;
         }
         std::thread::sleep(Duration::from_millis(20));

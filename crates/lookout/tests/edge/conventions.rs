@@ -105,8 +105,9 @@ fn help_texts_cite_no_sections() {
     }
 }
 
-/// `lookout status` that starts the server (here after `lookout stop`) prints the panes of the
-/// tmux server it watches, not an empty table from before the resumed source's first look.
+/// `lookout status` (and `watch --once`) that starts the server (here after `lookout stop`) prints
+/// the panes of the tmux server it watches, not an empty table from before the resumed source's
+/// first look.
 #[test]
 fn status_that_starts_the_server_waits_for_its_first_round() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -137,6 +138,15 @@ fn status_that_starts_the_server_waits_for_its_first_round() {
         let first = run(&["status", "--json"]);
         run(&["stop"]);
         assert!(first.contains(&id), "{first}");
+    }
+    // So does one frame of the board, for a tmux server other than the one it would attach.
+    for _ in 0..3 {
+        let board = run(&["watch", "--once", "--all", "--no-tmux"]);
+        run(&["stop"]);
+        assert!(
+            board.contains("0:0.0") && !board.contains("no panes"),
+            "{board}"
+        );
     }
 }
 

@@ -84,10 +84,6 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     if let (false, Ok((path, _))) = (args.no_tmux, tmux.server()) {
         super::tmux::attach(&mut client, &path, false)?;
         watched = Some(path.clone());
-        if args.once {
-            // A single frame should already show the tmux panes.
-            super::tmux::wait_first_round(&mut client, &path);
-        }
         status.push_str("tmux watched  ");
     }
     let _demo = if args.demo {
@@ -110,6 +106,8 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         explained: None,
     };
     if args.once {
+        // A single frame should already show the tmux panes (of a server just restarted too).
+        super::tmux::wait_first_rounds(&mut board.client, board.watched.as_deref());
         board.refresh(&socket);
         // Into a pipe: no colours, plain newlines.
         let tty = std::io::stdout().is_terminal();
