@@ -51,6 +51,7 @@ pub(super) async fn run(config: PublishConfig, shared: Arc<Shared>) {
     let mut own: Option<async_nats::jetstream::kv::Watch> = None;
     let mut backoff = BACKOFF.0;
     let mut beat_due = tokio::time::Instant::now();
+    let mine = format!("{}.>", key::escape(&config.machine));
     loop {
         if shared.stop.load(Ordering::Relaxed) {
             if let Some(link) = &link {
@@ -66,8 +67,7 @@ pub(super) async fn run(config: PublishConfig, shared: Arc<Shared>) {
             match connect_link(&js, &config, &shared).await {
                 Ok(new) => {
                     beat_due = tokio::time::Instant::now() + new.ttl / 3;
-                    let mine = format!("{}.>", key::escape(&config.machine));
-                    own = new.panes.watch(mine).await.ok();
+                    own = None;
                     link = Some(new);
                     backoff = BACKOFF.0;
                     up_again(&shared, &config, link.as_ref().map(|l| l.ttl));
@@ -83,13 +83,17 @@ pub(super) async fn run(config: PublishConfig, shared: Arc<Shared>) {
             }
             continue;
         };
+        if own.is_none() {
+            // From each key's last value on: what was overwritten while no watch ran shows too.
+            own = up.panes.watch_with_history(&mine).await.ok();
+        }
         tokio::select! {
             () = shared.wake.notified() => {}
             () = tokio::time::sleep_until(beat_due) => {}
             entry = next_own(&mut own) => {
                 match entry {
                     Some(entry) => overwritten(&shared, &config.machine, &entry),
-                    // (watched again on the next connection)
+                    // (watched again at the top of the loop)
                     None => own = None,
                 }
             }
@@ -117,13 +121,22 @@ pub(super) async fn run(config: PublishConfig, shared: Arc<Shared>) {
     }
 }
 
-/// The next change to this machine's keys; never, without a watch.
+/// The next change to this machine's keys; never, without a watch; `None` when the watch ended.
+/// A watcher's error (a heartbeat missed on a loaded machine: its consumer is made anew) is
+/// passed over, not taken for the end — that left a busy server with no watch until NATS
+/// reconnected, and an overwritten pane hidden from every board.
 async fn next_own(
     own: &mut Option<async_nats::jetstream::kv::Watch>,
 ) -> Option<async_nats::jetstream::kv::Entry> {
-    match own {
-        Some(watch) => watch.next().await.and_then(Result::ok),
-        None => std::future::pending().await,
+    let Some(watch) = own else {
+        return std::future::pending().await;
+    };
+    loop {
+        match watch.next().await? {
+            Ok(entry) => return Some(entry),
+            // (a pause, so a consumer that cannot be made again is not asked in a busy loop)
+            Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+        }
     }
 }
 
