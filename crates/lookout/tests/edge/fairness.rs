@@ -41,7 +41,9 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 
 /// The issue's flood: eleven clients pipeline `pane.list` at 1000 panes for 3 s without reading,
 /// then close; meanwhile and after, another client's `agent.get` and a hook report are answered
-/// within a generous 2 s each (the single queue left the server deaf for 7 s and more).
+/// within a generous 2 s each (the single queue left the server deaf for 7 s and more on a quiet
+/// machine, 28 s and more on a loaded one) — a fifth of the wait deadline, so a loaded machine
+/// that gives every wait more room (`LOOKOUT_TEST_DEADLINE_SECS`) gives this one more too.
 #[test]
 fn a_flood_of_pipelined_lists_never_makes_the_server_deaf() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -107,8 +109,9 @@ fn a_flood_of_pipelined_lists_never_makes_the_server_deaf() {
         "fairness: {FLOODERS} flooders wrote {sent} pane.list lines at {PANES} panes; \
          the quiet client's agent.get: {get_text}; its hook reports (connect, session, state): {report_text}"
     );
+    let deaf = crate::support::deadline() / 5;
     assert!(
-        get_max < Duration::from_secs(2) && report_max < Duration::from_secs(2),
-        "the quiet client waited too long: agent.get {get_text}; reports {report_text}"
+        get_max < deaf && report_max < deaf,
+        "the quiet client waited {deaf:?} or more: agent.get {get_text}; reports {report_text}"
     );
 }
