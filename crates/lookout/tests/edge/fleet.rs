@@ -9,6 +9,7 @@ use crate::support::{LOOKOUT, wait_until};
 use serde_json::{Value, json};
 use std::io::{BufRead as _, BufReader};
 use std::process::{Child, ChildStderr, ChildStdout, Stdio};
+use std::time::Duration;
 
 /// The heartbeat TTL the servers here create the bucket with: short, so "offline" comes soon.
 const TTL: &str = "2s";
@@ -393,26 +394,70 @@ fn a_malformed_value_over_a_live_pane_is_put_back() {
     let alpha = publishing(dir.path(), &nats, "alpha");
     claude_pane(&alpha, "w");
     until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
+    overwrite(&nats, "alpha", "w", false);
+    // The pane does not change again: only the publisher can bring it back.
+    until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
+}
+
+/// The same after the publisher's watch lost its consumer (deleted on the NATS server, as a
+/// restart or a limit can): the watch misses its heartbeats, makes its consumer anew and still
+/// puts the pane back — it is not given up until NATS reconnects.
+#[test]
+fn a_watch_that_lost_its_consumer_still_puts_a_pane_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nats = Nats::start(dir.path());
+    let alpha = publishing(dir.path(), &nats, "alpha");
+    claude_pane(&alpha, "w");
+    until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
+    overwrite(&nats, "alpha", "w", true);
+    // A watch notices a lost consumer after two missed 5 s heartbeats: more than one wait.
+    let end = std::time::Instant::now() + crate::support::deadline() + Duration::from_secs(15);
+    let mut view = fleet(&nats);
+    while fleet_lifecycle(&view, "alpha", "w") != "idle" {
+        assert!(
+            std::time::Instant::now() < end,
+            "the pane never put back: {view}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+        view = fleet(&nats);
+    }
+}
+
+/// Writes a value no board can read over `machine`'s `pane` key — first deleting every consumer
+/// of the panes bucket's stream (the publisher's watch among them) when `drop_watchers`.
+fn overwrite(nats: &Nats, machine: &str, pane: &str, drop_watchers: bool) {
     let url = nats.url();
+    let key = lookout::fleet::key::pane_key(machine, pane);
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async move {
+        use futures_util::StreamExt as _;
         let client = async_nats::connect(url).await.expect("connect");
         let js = async_nats::jetstream::new(client);
+        if drop_watchers {
+            let stream = js
+                .get_stream(format!("KV_{}", lookout::fleet::PANES_BUCKET))
+                .await
+                .expect("the bucket's stream");
+            let names: Vec<String> = stream
+                .consumer_names()
+                .filter_map(|n| async move { n.ok() })
+                .collect()
+                .await;
+            assert!(!names.is_empty(), "no watch on the bucket");
+            for name in names {
+                stream
+                    .delete_consumer(&name)
+                    .await
+                    .expect("delete consumer");
+            }
+        }
         let panes = js
             .get_key_value(lookout::fleet::PANES_BUCKET)
             .await
             .expect("bucket");
-        panes
-            .put(
-                lookout::fleet::key::pane_key("alpha", "w"),
-                "{not a pane".into(),
-            )
-            .await
-            .expect("put");
+        panes.put(key, "{not a pane".into()).await.expect("put");
     });
-    // The pane does not change again: only the publisher can bring it back.
-    until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
 }
