@@ -506,12 +506,20 @@ pub fn output_due(world: &World) -> Option<std::time::Instant> {
     world.resource::<OutputInbox>().due()
 }
 
+/// When the embedder should run the next tick for queued process events: now, when any waits (a
+/// program started or exited in a pane is known to detection at once, not a periodic tick later).
+pub fn process_due(world: &World) -> Option<std::time::Instant> {
+    let waiting = !world.resource::<ProcessInbox>().0.is_empty();
+    waiting.then(std::time::Instant::now)
+}
+
 /// When the embedder should run the next tick besides its periodic one: for queued output
-/// ([`output_due`]), or when a pane's time condition or idle settle comes due ([`Awake`]'s timers).
-/// A past instant means "now".
+/// ([`output_due`]) or process events ([`process_due`]), or when a pane's time condition or idle
+/// settle comes due ([`Awake`]'s timers). A past instant means "now".
 pub fn next_due(world: &World) -> Option<std::time::Instant> {
     output_due(world)
         .into_iter()
+        .chain(process_due(world))
         .chain(world.resource::<Awake>().next_timer())
         .min()
 }

@@ -70,8 +70,8 @@ pub struct Engine {
     /// Where pane states and events go to the fleet.
     fleet: Option<crate::fleet::Publisher>,
     /// A report arrived: tick early, at this instant, instead of waiting for the ticker — a hook
-    /// blocks its agent until it is answered. (Output asks for its early tick through
-    /// `panes::output_due`.)
+    /// blocks its agent until it is answered. (Output and process events ask for theirs through
+    /// `panes::output_due` and `panes::process_due`.)
     report_due: Option<Instant>,
     /// Events numbered by ticks whose transaction did not commit, oldest first: held back from
     /// subscribers and waiters, and written again by every tick until the store commits.
@@ -227,11 +227,13 @@ impl Engine {
         self.sources
     }
 
-    /// When an early tick is due: a report waits for its answer, or output waits to be read.
+    /// When an early tick is due: a report waits for its answer, output waits to be read, or a
+    /// process event to be applied.
     fn early_tick(&self) -> Option<Instant> {
         self.report_due
             .into_iter()
             .chain(panes::output_due(&self.world))
+            .chain(panes::process_due(&self.world))
             .min()
     }
 

@@ -23,6 +23,30 @@ fn served(tick_ms: u64) -> (tempfile::TempDir, Served) {
 /// in the table parses its example and a real server answers it as a method it knows (never
 /// `unknown_method`, never a routing or encoding failure), and an unknown `report.*` is an
 /// unknown method, as the docs say.
+/// A program started in a pane is identified at once, not a periodic tick later (a board's first
+/// frame after a server restart named no kinds): with a one-minute tick, the kind shows within
+/// the wait.
+#[test]
+fn a_started_program_is_identified_without_waiting_for_the_tick() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let s = Served::start_in(dir.path(), 60_000);
+    let mut c = s.client();
+    open_with(&mut c, "p", &["claude"]);
+    let last = std::cell::RefCell::new(Value::Null);
+    wait_until(
+        "the pane's kind",
+        || {
+            let got = c
+                .call_raw("agent.get", json!({"pane": "p"}))
+                .unwrap_or_default();
+            let known = got["kind"] == "claude";
+            *last.borrow_mut() = got;
+            known
+        },
+        || last.borrow().to_string(),
+    );
+}
+
 #[test]
 fn every_feature_of_the_table_is_documented_parsed_and_answered() {
     use lookout::protocol::{EXAMPLES, FEATURES};
