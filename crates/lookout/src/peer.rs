@@ -113,6 +113,15 @@ impl Peer {
         self.shared.unsent.load(Ordering::Relaxed)
     }
 
+    /// Waits, `within` at most, until everything queued for this connection is written (or the
+    /// connection is gone): an answer that must reach its client before the process ends.
+    pub fn wait_sent(&self, within: Duration) {
+        let end = std::time::Instant::now() + within;
+        while self.unsent() > 0 && !self.is_gone() && std::time::Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
     fn send(&self, out: Out) -> bool {
         if self.shared.dropped.load(Ordering::Relaxed) {
             return false;

@@ -351,6 +351,9 @@ impl Engine {
             R::ServerStop(_) => {
                 crate::server::conn::ServerLock::mark_stopped(&self.identity.socket);
                 peer.reply(&id, Ok(Ack {}));
+                // Written before the process may end (seen: `lookout stop`'s answer lost to a
+                // server that exited first, on a loaded machine).
+                peer.wait_sent(Duration::from_secs(1));
                 let _ = self.identity.stop.try_send(());
                 return;
             }
