@@ -6,13 +6,14 @@
 //! Why, for probes: a program that does not know `--version` runs its normal routine, with whatever
 //! it starts; its whole process group goes (`--group`: the keeper leads the group it was started in).
 //!
-//! Why, for tmux: tmux (3.3 to 3.5 at least) only lets a control client go once everything queued for it is
-//! written. A client whose reader died (lookout killed with `SIGKILL`) keeps its session attached
-//! and holds the tmux server at `kill-server` for ever; and once a client's pipe is full, tmux stops
-//! reading the panes of every session no person is attached to, so the programs in them block on
-//! their next write. Ending the client process frees both at once: tmux drops a client whose
-//! process is gone. Touches its child (or its own process group) and the fill of its own stdout
-//! pipe, nothing else.
+//! Why, for tmux: tmux (3.3 to 3.5 at least) only lets a control client go once everything queued
+//! for it is written. A client whose reader died (lookout killed with `SIGKILL`) keeps its session
+//! attached and holds the tmux server at `kill-server` for ever; and once a client's pipe is full,
+//! tmux stops reading the panes of every session no person is attached to, so the programs in them
+//! block on their next write. Ending the client process frees both at once: tmux drops a client
+//! whose process is gone.
+//!
+//! Touches its child (or its own process group) and the fill of its own stdout pipe, nothing else.
 
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
