@@ -45,14 +45,8 @@ impl std::fmt::Display for ClientError {
     }
 }
 
-impl std::error::Error for ClientError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            ClientError::Io(e) => Some(e),
-            _ => None,
-        }
-    }
-}
+/// No `source`: the message above already holds the I/O error's (a chain would say it twice).
+impl std::error::Error for ClientError {}
 
 impl From<io::Error> for ClientError {
     fn from(e: io::Error) -> Self {

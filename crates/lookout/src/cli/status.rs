@@ -36,7 +36,7 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         return super::fleet::status(url, args.nats, args.json);
     }
     let mut client = super::connect(args.socket)?;
-    super::tmux::wait_first_rounds(&mut client, None);
+    super::tmux::wait_first_rounds(&mut client, None)?;
     let snapshot = client.call(&params::PaneList {})?;
     // The whole answer is written at once, so a reader that closes early (`lookout status |
     // head -3`) ends it quietly instead of a panic on a broken pipe.

@@ -12,7 +12,7 @@ use crate::cli::daemon;
 use crate::protocol::params::{SourceAttach, SourceDetach, SourceList};
 use crate::protocol::results::Attached;
 use crate::pty::tmux::{Socket, Tmux};
-use crate::server::Client;
+use crate::server::{Client, ClientError};
 use anyhow::Context as _;
 use std::io::IsTerminal as _;
 use std::path::PathBuf;
@@ -125,18 +125,25 @@ pub fn attach(
 
 /// Waits (3 s at most) until every tmux server the lookout server watches — `attached` among them,
 /// when given — has been looked at once: a server just started or restarted resumes its sources,
-/// and a table printed before their first round would be empty.
-pub fn wait_first_rounds(client: &mut Client, attached: Option<&std::path::Path>) {
+/// and a table printed before their first round would be empty. A server that does not answer is
+/// an error at once (the caller's next question would only wait for it again).
+pub fn wait_first_rounds(
+    client: &mut Client,
+    attached: Option<&std::path::Path>,
+) -> Result<(), ClientError> {
     let end = Instant::now() + Duration::from_secs(3);
     while Instant::now() < end {
-        let Ok(list) = client.call(&SourceList {}) else {
-            return;
+        let list = match client.call(&SourceList {}) {
+            Ok(list) => list,
+            Err(ClientError::Server(_)) => return Ok(()),
+            Err(e) => return Err(e),
         };
         let seen =
             |path: &std::path::Path| list.sources.iter().any(|s| s.tmux == path && s.rounds > 0);
         if list.sources.iter().all(|s| s.rounds > 0) && attached.is_none_or(seen) {
-            return;
+            return Ok(());
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    Ok(())
 }

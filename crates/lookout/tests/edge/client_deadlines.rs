@@ -49,9 +49,10 @@ fn status_and_send_return_with_a_clear_error_from_a_stopped_server() {
             "lookout {name} did not return before the test deadline (killed): {err}"
         );
         assert!(!out.status.success(), "lookout {name} succeeded: {err}");
-        assert!(
-            err.contains("did not answer"),
-            "lookout {name} does not say the server did not answer: {err}"
+        assert_eq!(
+            err.matches("did not answer").count(),
+            1,
+            "lookout {name} should say once that the server did not answer: {err}"
         );
     }
 }

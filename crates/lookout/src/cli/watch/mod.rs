@@ -106,8 +106,9 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         explained: None,
     };
     if args.once {
-        // A single frame should already show the tmux panes (of a server just restarted too).
-        super::tmux::wait_first_rounds(&mut board.client, board.watched.as_deref());
+        // A single frame should already show the tmux panes (of a server just restarted too); a
+        // server that does not answer is an error, not an empty board.
+        super::tmux::wait_first_rounds(&mut board.client, board.watched.as_deref())?;
         board.refresh(&socket);
         // Into a pipe: no colours, plain newlines.
         let tty = std::io::stdout().is_terminal();
