@@ -59,9 +59,15 @@ pub fn run(args: Args) -> anyhow::Result<ExitCode> {
         let _ = writeln!(out, "warning: {problem}");
     }
     if let Some(problem) = last_report_problem() {
+        // Whether it is still owed: the server takes mirrored reports on its tick.
+        let mirror = crate::server::default_mirror_dir();
+        let waiting = match crate::server::mirror::waiting(&mirror) {
+            0 => "none waits in the mirror now".to_owned(),
+            n => format!("{n} report file(s) wait in {}", mirror.display()),
+        };
         let _ = writeln!(
             out,
-            "last undelivered hook report: {problem} (all in {})",
+            "last undelivered hook report: {problem} ({waiting}; all in {})",
             crate::cli::report::log_path().display()
         );
     }

@@ -122,16 +122,30 @@ pub fn ingest(dir: &Path, started: SystemTime, open: impl Fn(&str) -> bool) -> V
     let mut paths: Vec<PathBuf> = entries
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or(".");
-            !name.starts_with('.') && name.ends_with(".json")
-        })
+        .filter(|p| is_mirror_file(p))
         .collect();
     paths.sort();
     paths
         .into_iter()
         .filter_map(|p| take(p, started, &open))
         .collect()
+}
+
+/// How many mirror files in `dir` wait for the server (`lookout status` says it beside the last
+/// undelivered report). A missing directory holds none.
+pub fn waiting(dir: &Path) -> usize {
+    fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| is_mirror_file(&e.path()))
+            .count()
+    })
+}
+
+/// A pane's mirror file, not a temp file still being written (those start with a dot).
+fn is_mirror_file(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or(".");
+    !name.starts_with('.') && name.ends_with(".json")
 }
 
 fn take(path: PathBuf, started: SystemTime, open: &impl Fn(&str) -> bool) -> Option<Ingested> {
@@ -211,9 +225,16 @@ mod tests {
             method: "report.state".into(),
             params: json!({"pane":"p","source":"h:claude","seq":seq,"state":"working"}),
         };
+        assert_eq!(waiting(&dir.path().join("missing")), 0);
         write(dir.path(), "p", &[q(1)]).expect("write");
         write(dir.path(), "p", &[q(2)]).expect("write");
         fs::write(dir.path().join("junk.json"), b"{not json").expect("junk");
+        fs::write(dir.path().join(".p.json.tmp"), b"").expect("a temp file");
+        assert_eq!(
+            waiting(dir.path()),
+            2,
+            "p.json and junk.json wait, the temp file does not"
+        );
         assert!(
             ingest(dir.path(), SystemTime::UNIX_EPOCH, |_| false).len() == 1,
             "only the bad file is taken while its pane is not open"
@@ -231,5 +252,6 @@ mod tests {
             "files are removed or moved aside"
         );
         assert!(dir.path().join("junk.json.bad").exists());
+        assert_eq!(waiting(dir.path()), 0);
     }
 }

@@ -64,6 +64,8 @@ fn a_report_to_a_stopped_server_is_mirrored_and_applied_on_its_return() {
         text.contains("last undelivered hook report") && text.contains("did not answer"),
         "{text}"
     );
+    // … and that it is owed no more: the server took it from the mirror.
+    assert!(text.contains("none waits in the mirror now"), "{text}");
 }
 
 /// A server at its connection limit answers a new connection with one `too_many_connections`
