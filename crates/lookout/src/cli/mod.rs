@@ -97,7 +97,21 @@ enum Command {
     /// Runs one child of the server (a tmux control client, a version probe), ending it when the
     /// server is gone (internal).
     #[command(hide = true)]
-    Keeper(tmux::KeeperArgs),
+    Keeper(KeeperArgs),
+}
+
+/// Arguments of the hidden `lookout keeper` (see `crate::keeper`).
+#[derive(Debug, Clone, clap::Args)]
+pub struct KeeperArgs {
+    /// The server's pid: the child is ended when this process is no longer the keeper's parent.
+    #[arg(long)]
+    pub parent: u32,
+    /// End the keeper's whole process group (which it leads), not just its child.
+    #[arg(long)]
+    pub group: bool,
+    /// The command line (`tmux -C …`, `AGENT --version`).
+    #[arg(last = true, required = true)]
+    pub command: Vec<String>,
 }
 
 /// Parses the process arguments, runs the subcommand and turns its outcome into an exit code.

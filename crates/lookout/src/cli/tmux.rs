@@ -39,20 +39,6 @@ pub struct Args {
     pub server_socket: Option<PathBuf>,
 }
 
-/// Arguments of the hidden `lookout keeper` (see `crate::keeper`).
-#[derive(Debug, Clone, clap::Args)]
-pub struct KeeperArgs {
-    /// The server's pid: the child is ended when this process is no longer the keeper's parent.
-    #[arg(long)]
-    pub parent: u32,
-    /// End the keeper's whole process group (which it leads), not just its child.
-    #[arg(long)]
-    pub group: bool,
-    /// The command line (`tmux -C …`, `AGENT --version`).
-    #[arg(last = true, required = true)]
-    pub command: Vec<String>,
-}
-
 /// Attaches the tmux server to the lookout server (starting that if needed) and returns.
 pub fn run(args: Args) -> anyhow::Result<ExitCode> {
     let socket = args

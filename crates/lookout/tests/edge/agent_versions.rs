@@ -85,7 +85,8 @@ fn alive(pid: &str) -> bool {
 }
 
 /// A program without install metadata that takes `--version` for its normal routine: it starts a
-/// helper and runs on, writing both pids to `dir/pids` once running. Returns the pids file.
+/// helper and runs on, writing both pids to `dir/pids` once running. Returns the program and
+/// that pids file.
 fn ignoring_version(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
     let pids = dir.join("pids");
     let agent = dir.join("fakeagent");

@@ -389,14 +389,7 @@ fn a_fleet_board_notifies_for_remote_panes() {
 /// until it next changes.
 #[test]
 fn a_malformed_value_over_a_live_pane_is_put_back() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let nats = Nats::start(dir.path());
-    let alpha = publishing(dir.path(), &nats, "alpha");
-    claude_pane(&alpha, "w");
-    until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
-    overwrite(&nats, "alpha", "w", false);
-    // The pane does not change again: only the publisher can bring it back.
-    until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
+    put_back_after_overwrite(false, Duration::ZERO);
 }
 
 /// The same after the publisher's watch lost its consumer (deleted on the NATS server, as a
@@ -404,14 +397,21 @@ fn a_malformed_value_over_a_live_pane_is_put_back() {
 /// puts the pane back — it is not given up until NATS reconnects.
 #[test]
 fn a_watch_that_lost_its_consumer_still_puts_a_pane_back() {
+    // A watch notices a lost consumer after two missed 5 s heartbeats: more than one wait.
+    put_back_after_overwrite(true, Duration::from_secs(15));
+}
+
+/// One machine publishes an idle pane; its key is overwritten ([`overwrite`]) and the pane does
+/// not change again, so only the publisher can bring it back: waits (the test deadline plus
+/// `slack`) until every board shows it idle again.
+fn put_back_after_overwrite(drop_watchers: bool, slack: Duration) {
     let dir = tempfile::tempdir().expect("tempdir");
     let nats = Nats::start(dir.path());
     let alpha = publishing(dir.path(), &nats, "alpha");
     claude_pane(&alpha, "w");
     until_fleet_shows(&nats, &[("alpha", "w", "idle")]);
-    overwrite(&nats, "alpha", "w", true);
-    // A watch notices a lost consumer after two missed 5 s heartbeats: more than one wait.
-    let end = std::time::Instant::now() + crate::support::deadline() + Duration::from_secs(15);
+    overwrite(&nats, "alpha", "w", drop_watchers);
+    let end = std::time::Instant::now() + crate::support::deadline() + slack;
     let mut view = fleet(&nats);
     while fleet_lifecycle(&view, "alpha", "w") != "idle" {
         assert!(

@@ -20,17 +20,12 @@ fn served(tick_ms: u64) -> (tempfile::TempDir, Served) {
     (dir, served)
 }
 
-/// The method table is the protocol: every feature `hello` announces is documented, every method
-/// in the table parses its example and a real server answers it as a method it knows (never
-/// `unknown_method`, never a routing or encoding failure), and an unknown `report.*` is an
-/// unknown method, as the docs say.
 /// A program started in a pane is identified at once, not a periodic tick later (a board's first
 /// frame after a server restart named no kinds): with a one-minute tick, the kind shows within
 /// the wait.
 #[test]
 fn a_started_program_is_identified_without_waiting_for_the_tick() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let s = Served::start_in(dir.path(), 60_000);
+    let (_dir, s) = served(60_000);
     let mut c = s.client();
     open_with(&mut c, "p", &["claude"]);
     let last = std::cell::RefCell::new(Value::Null);
@@ -48,6 +43,10 @@ fn a_started_program_is_identified_without_waiting_for_the_tick() {
     );
 }
 
+/// The method table is the protocol: every feature `hello` announces is documented, every method
+/// in the table parses its example and a real server answers it as a method it knows (never
+/// `unknown_method`, never a routing or encoding failure), and an unknown `report.*` is an
+/// unknown method, as the docs say.
 #[test]
 fn every_feature_of_the_table_is_documented_parsed_and_answered() {
     use lookout::protocol::{EXAMPLES, FEATURES};
